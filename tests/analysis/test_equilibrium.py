@@ -163,6 +163,30 @@ def test_a_criterion_that_picked_nothing_says_why() -> None:
     assert full.unpicked == {} and len(full.picks) == 3
 
 
+def test_the_json_keys_why_none_picked_as_the_picks_whatever_the_threshold() -> None:
+    """``unpicked`` in the JSON is keyed by the criterion ids its picks are keyed by
+    (``max_speed_x_efficiency``, ``efficiency_threshold``), one key at every threshold,
+    the label (which moves with the threshold) beside the reason."""
+    from gpuscale.analysis.document import equilibrium_json
+
+    from .tables import scores as scores_of
+
+    rows = [
+        ("a8", "H100-SXM5-80GB", 8, 20.0),
+        ("a64", "H100-SXM5-80GB", 64, 4.0),
+        ("lone", "A100-PCIe-80GB", 32, 9.0),
+    ]
+    table = scaling_table(scores_of(rows), "bert", reference="family")
+    for threshold in (0.8, 0.7):
+        shown = equilibrium_json(equilibrium(table, threshold=threshold))
+        unpicked = shown["unpicked"]
+        assert {"max_speed_x_efficiency", "efficiency_threshold"} <= set(unpicked)
+        assert all(shown[k] is None for k in unpicked)  # each a pick's key, that pick none
+        assert unpicked["efficiency_threshold"]["criterion"] == f"E' >= {threshold:g} x best"
+        assert unpicked["max_speed_x_efficiency"]["criterion"] == "speed x efficiency"
+        assert "several references" in unpicked["efficiency_threshold"]["why"]
+
+
 def test_a_pick_across_hardware_carries_its_caution_in_python_too() -> None:
     """A walk: the README's `equilibrium(scaling_table(..., reference="family"))` gave a
     knee where the frontier changes from RTX A5000 to H100 with nothing said; the CLI

@@ -72,7 +72,8 @@ def test_bundled_bert_one_count_families_alike_everywhere(bert) -> None:
         (document,) = as_json([result], options)
         (shown,) = [e for e in document["equilibrium_by_family"] if e["scope"] == family]
         assert shown["reference"] is None and shown["efficiency_threshold"] is None
-        assert set(shown["unpicked"].values()) == {why}
+        assert {u["why"] for u in shown["unpicked"].values()} == {why}
+        assert set(shown["unpicked"]) == {"knee", "max_speed_x_efficiency", "efficiency_threshold"}
         rows = with_family_columns(result)
         rows = rows[rows["accelerator_family"] == family]
         assert rows["family_reference"].isna().all() and rows["family_picks"].isna().all()

@@ -174,6 +174,21 @@ def test_at_a_count_the_family_ran_the_batch_is_the_submissions_own() -> None:
     assert "1,536: 1 sample per" not in note  # not rounded there
 
 
+def test_a_share_no_power_of_two_divides_is_said_as_the_row_holds_it() -> None:
+    """Llama2 70B LoRA on 316 H100s: 1 sample per 8 devices planned, 316 / 8 rounded to a
+    global batch of 40, so ``batch_per_accelerator`` is 40 / 316 (0.1266, as the page
+    says), and the note says 1 sample per 7.90 devices, as that float is, not 8 (0.125)."""
+    result = plan_for(
+        PlanRequest(workload="llama2_70b_lora", accelerator="H100", devices=(256, 316))
+    )
+    rows = {int(r["accelerators"]): r for r in result.rows}
+    assert (rows[316]["global_batch"], rows[316]["batch_per_accelerator"]) == (40, 40 / 316)
+    assert rows[256]["batch_per_accelerator"] == 0.125
+    note = next(s for s in result.notes if s.startswith("Global batch:"))
+    assert "316: 1 sample per 8.00 devices -> 1 sample per 7.90 devices" in note
+    assert "7.90 devices per sample at 316" in note
+
+
 def test_several_batches_at_one_count_take_the_most_common_else_the_fastest() -> None:
     """At a count where the newest results ran several global batches: the most common
     (ResNet on L40S at 8: 2,400 twice, 1,600 once), and among equally common the fastest

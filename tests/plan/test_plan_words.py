@@ -38,8 +38,12 @@ def test_each_class_sentence_lists_the_tables_counts_of_that_class(planned) -> N
 
 def _per_device(batch: float) -> str:
     """A per-device batch as said: below one, the devices that share each sample (0.125:
-    1 sample per 8 devices, model or tensor parallel)."""
-    return number(batch) if batch >= 1 else f"1 sample per {round(1 / batch):,} devices"
+    1 sample per 8 devices, model or tensor parallel; 40 / 316: 1 sample per 7.90)."""
+    if batch >= 1:
+        return number(batch)
+    devices = 1 / batch
+    said = f"{devices:,.0f}" if devices == round(devices) else f"{devices:,.2f}"
+    return f"1 sample per {said} devices"
 
 
 def test_the_throughput_sentence_is_the_tables(planned) -> None:

@@ -30,6 +30,7 @@ from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.records import read_collectives
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted, joined
+from gpuscale.tables.inputs import missing_input, missing_results, refuse_missing
 from gpuscale.tables.requests import (
     FieldError,
     NamedError,
@@ -119,7 +120,15 @@ def load_advice_data(
     topology: Topology | None = None,
 ) -> AdviceData:
     """The files ``request`` names, read; the sweep and the topology first, their mistakes
-    said before a bench of up to 64 MiB is read."""
+    said before a bench of up to 64 MiB is read; every one of them that is not there said
+    at once, before any is read (:class:`MissingInputsError`, a ``ValueError``)."""
+    refuse_missing(
+        [
+            missing_input(request.collectives, read_collectives),
+            missing_input(request.topo if topology is None else None, read_topo_file),
+            missing_results(request.bench if bench is None else None, takes_round=False),
+        ]
+    )
     curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)

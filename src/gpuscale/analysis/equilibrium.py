@@ -37,6 +37,13 @@ from gpuscale.tables.result_repr import result_repr
 NO_SYSTEM = "the table has no system"
 # the criteria that pick one system each (the Pareto front is a set)
 _CRITERIA = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
+# each criterion's id: the field of its pick here and the key of its pick, and of why it
+# picked nothing, in the JSON (its label moves with the threshold: ``E' >= 0.8 x best``)
+CRITERION_IDS = {
+    Criterion.KNEE: "knee",
+    Criterion.SPEED_X_EFFICIENCY: "max_speed_x_efficiency",
+    Criterion.EFFICIENCY_THRESHOLD: "efficiency_threshold",
+}
 EQUILIBRIUM_FIELDS = (
     ".knee",
     ".max_speed_x_efficiency",
@@ -84,6 +91,17 @@ class Equilibrium:
             for p in (self.knee, self.max_speed_x_efficiency, self.efficiency_threshold)
             if p is not None
         ]
+
+    @property
+    def unpicked_by_id(self) -> dict[str, dict[str, str]]:
+        """``unpicked`` keyed as the picks are, by each criterion's id
+        (:data:`CRITERION_IDS`: ``efficiency_threshold``, whatever the threshold), its
+        label (``criterion``, as a pick's) and why (``why``) beside: the JSON's."""
+        return {
+            CRITERION_IDS[c]: {"criterion": label, "why": self.unpicked[label]}
+            for c in _CRITERIA
+            if (label := c.label(self.threshold)) in self.unpicked
+        }
 
     @property
     def why_none(self) -> str:

@@ -29,10 +29,9 @@ from gpuscale.sources.bounded import (
 )
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import quoted_path, suggested_command
+from gpuscale.tables.inputs import no_results_file, written_by_bench
 from gpuscale.tables.out_paths import check_file_out
 from gpuscale.tables.requests import FieldError
-from gpuscale.tables.round_requests import round_hint
-from gpuscale.tables.writable import make_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,12 +77,7 @@ def _writes(path: Path) -> str:
         folder = path.parent if path.is_file() else Path()
         bench = suggested_command("bench", "--out", unused_name(folder))
         return f"; bench appends only to a file of its results or a new one: {bench} writes one"
-    if path.parent.is_dir():
-        return f" ({bench} writes one)"
-    make = make_folder(path.parent)
-    return (
-        f" (nor does its folder {quoted_path(path.parent)} exist: {make}, then {bench} writes one)"
-    )
+    return written_by_bench(path)
 
 
 def _bench_appends_to(path: Path) -> bool:
@@ -185,8 +179,7 @@ def read_results(
                 continue
             records.append(_upgraded(record))
     except FileNotFoundError:
-        hint = round_hint([path], takes_round=takes_round) or _writes(path)
-        raise ResultsError(f"{quoted_path(path)}: no such results file{hint}") from None
+        raise ResultsError(no_results_file(path, takes_round)) from None
     except IsADirectoryError:
         raise ResultsError(
             f"{quoted_path(path)} is a folder: give a results file in "

@@ -137,10 +137,9 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         return read(paths, round_names, progress=update, benchmark_option=None)
 
 
-def load_tables(selection: RoundSelection, study: bool = False):
-    """The selection's tables (``gpuscale.mlperf.load.load_selection``), raw paths and
-    rounds fetched read with a progress bar, where a fetched round lies said; a request it
-    refuses ends the command."""
+def load_tables(selection: RoundSelection, study: bool = False, bench: Path | None = None):
+    """The selection's tables (``mlperf.load.load_selection``: missing paths and ``bench``
+    said at once), read with a progress bar, a fetched round that lies said; a refusal ends it."""
     from gpuscale.mlperf.load import load_selection  # lazy: the MLPerf readers, pandas
 
     def said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
@@ -153,7 +152,8 @@ def load_tables(selection: RoundSelection, study: bool = False):
         note(*rejected_notes(read.scores, asked_workloads(read.scores, selection.benchmark)))
 
     with _reading(selection.asked) as update:
-        return load_selection(selection, study=study, progress=update, on_read=said, on_note=note)
+        kept = {"progress": update, "on_read": said, "on_note": note}
+        return load_selection(selection, study=study, bench=bench, **kept)
 
 
 def workloads_of(

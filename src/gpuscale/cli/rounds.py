@@ -125,8 +125,8 @@ def analyze(
         fail("-f csv writes one table: analyse --bench and the rounds in two commands")
     if columns_asked is not None and fmt is Format.json:  # never silently ignored
         fail("--columns chooses a table's columns: for -f table or -f csv, not -f json")
-    bench_doc = None  # the rounds read first: a path that is none refused before the bench
-    tables = load_tables(selection, study=True) if both or bench_file is None else None
+    bench_doc = None  # the rounds read first (a missing path said with a missing bench)
+    tables = load_tables(selection, True, bench_file) if both or bench_file is None else None
     if bench_file is not None:
         bench_doc = _analyze_bench(bench_file, fmt, not both, columns_asked, explain)
         if not both:
@@ -209,7 +209,7 @@ def report(
     from gpuscale.report.request import write_report
 
     missing: list[str] = []  # what was asked for and could not be given
-    tables = load_tables(selection, study=True)
+    tables = load_tables(selection, study=True, bench=bench_file)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError, FieldError):

@@ -35,6 +35,7 @@ from gpuscale.sources.disk_cache import Cache, default_folder, source_identity
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.inputs import missing_input, missing_results, refuse_missing
 from gpuscale.tables.raw_rounds import is_archive
 from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection, round_hint, round_typed_as_path
@@ -75,6 +76,9 @@ def read_paths(
         )
     if len(names) <= 1:  # one name for every path, or none: each path's own
         names = (names or [None]) * len(paths)
+    # every path that is not there said at once, before the others are read
+    if said := missing_rounds(paths, benchmark_option):
+        raise SourceError("; ".join(said))
     parts = []
     for path, name in zip(paths, names, strict=True):
         try:  # a path with no results: read_round says why (NoResultsError)
@@ -82,14 +86,43 @@ def read_paths(
         except NoResultsError:
             raise
         except (SourceError, ValueError) as exc:
-            if benchmark_option and _like_a_benchmark(path):
-                # `gpuscale analyze brt`: a benchmark typed where a path goes
-                hint = f"a benchmark? give it with {benchmark_option} {quoted_path(path)}"
-                raise SourceError(f"{exc} ({hint})") from exc
-            if round_typed_as_path(path):  # `gpuscale analyze v5.0 v4.1`: every round typed
-                raise SourceError(f"{exc}{round_hint(paths)}") from exc
-            raise
+            raise _refused(exc, path, paths, benchmark_option) from exc
     return combine(parts)
+
+
+def missing_rounds(paths: Sequence[Path], benchmark_option: str | None = "-b") -> list[str]:
+    """Why each of ``paths`` that is not there is no round, as :func:`read_paths` says it
+    (one message each, the hint for rounds typed as paths once, after the last)."""
+    said = []
+    for path in paths:
+        refusal = missing_input(path, _round_to_read, (SourceError, ValueError))
+        if refusal is not None:
+            said.append(str(_refused(SourceError(refusal), path, paths, benchmark_option)))
+    hint = round_hint(paths)
+    if hint and said and any(s.endswith(hint) for s in said):  # once, after the last
+        said = [s.removesuffix(hint) for s in said]
+        said[-1] += hint
+    return said
+
+
+def _round_to_read(path: Path) -> str:
+    """The round ``path`` reads as, its name not given (a missing path: refused)."""
+    return round_to_read(path, None)
+
+
+def _refused(
+    exc: Exception, path: Path, paths: Sequence[Path], benchmark_option: str | None
+) -> Exception:
+    """``exc`` (``path`` refused as a round) with what the user may have meant: a
+    benchmark typed where a path goes (given by ``benchmark_option``), or a round typed by
+    name (``round_hint`` of every path)."""
+    if benchmark_option and _like_a_benchmark(path):
+        # `gpuscale analyze brt`: a benchmark typed where a path goes
+        hint = f"a benchmark? give it with {benchmark_option} {quoted_path(path)}"
+        return SourceError(f"{exc} ({hint})")
+    if round_typed_as_path(path):  # `gpuscale analyze v5.0 v4.1`: every round typed
+        return SourceError(f"{exc}{round_hint(paths)}")
+    return exc
 
 
 # rounds kept read: ~1 MB each pickled, v0.7-v5.0 and a few of a user's own copies
@@ -164,13 +197,18 @@ def load_selection(
     selection: RoundSelection,
     *,
     study: bool = False,
+    bench: Path | None = None,
     progress: Progress | None = None,
     on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> RoundTables:
     """The tables a command's :class:`RoundSelection` asks for (:func:`load_rounds`; given
     neither paths nor rounds, every bundled round, or with ``study`` the study's,
-    :data:`STUDY_ROUNDS`)."""
+    :data:`STUDY_ROUNDS`). ``bench``: the results file the command reads beside them
+    (``--bench``): where it or any path is not there, each is said at once
+    (:class:`~gpuscale.tables.inputs.MissingInputsError`) before a round is read or
+    fetched."""
+    refuse_missing([*missing_rounds(selection.paths or []), missing_results(bench)])
     return load_rounds(
         selection.paths,
         selection.round_names,

@@ -46,12 +46,20 @@ MOST_DEVICES = 1 << 16  # the finest share said as a fraction (65,536 devices pe
 def per_device(batch: float) -> str:
     """A per-device batch as a user runs it: ``61`` samples per device, or below one,
     ``1 sample per 8 devices`` or ``3 samples per 4 devices`` (several devices share each
-    sample: model or tensor parallel)."""
+    sample: model or tensor parallel); a share that is no such fraction (a global batch of
+    40 on 316 devices) ``1 sample per 7.90 devices``, to 2 decimals, never rounded to the
+    whole devices the JSON's ``batch_per_accelerator`` does not hold."""
     if batch >= 1 or not batch > 0:
         return number(batch)
     share = samples_per_devices(batch)
-    if share is None or share[0] == 1:
-        return f"1 sample per {round(1 / batch):,} devices"
+    if share is None:
+        devices = 1 / batch
+        whole = round(devices)
+        if abs(devices - whole) <= 1e-9 * devices:  # 1 sample per 3 devices
+            return f"1 sample per {whole:,} devices"
+        return f"1 sample per {devices:,.2f} devices"
+    if share[0] == 1:
+        return f"1 sample per {share[1]:,} devices"
     return f"{share[0]:,} samples per {share[1]:,} devices"
 
 

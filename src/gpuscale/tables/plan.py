@@ -22,9 +22,10 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   sample per device (model or tensor parallel), ``m`` samples per ``k`` devices, ``k`` a
   power of two (at least the finest the submissions ran), ``m`` whole, the nearest in
   log the assumed one (never chosen by the count's divisors);
-  ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``m /
-  k``: not a per-device batch but ``m`` samples per ``k`` devices, ``k`` not always
-  dividing the count); both, and
+  ``batch_per_accelerator``: ``global_batch / accelerators``, a float (a whole number,
+  or ``m / k``: not a per-device batch but ``m`` samples per ``k`` devices; where ``k``
+  does not divide the count, the global batch rounded to whole samples over the count:
+  1 sample per 8 devices on 316 is 40 / 316, said as 1 sample per 7.90 devices); both, and
   ``expected_to_converge`` and ``convergence_factor``, NA where the row has no time;
 * ``expected_to_converge``: what converging takes at that batch, in ``convergence_unit``
   (samples; epochs or tokens where the RCPs count those), ``E(B) = E_min (1 + B /

@@ -54,3 +54,50 @@ def test_every_core_allowed_is_said_as_the_hosts(monkeypatch: pytest.MonkeyPatch
         SweepConfig(
             models=("mlp-0.2m",), nproc=(1,), out=Path("r.jsonl"), bench=BenchConfig(threads=4)
         )
+
+
+STAT = """cpu  {t0} 0 {s0} {i0} 0 0 0 0 0 0
+cpu0 {a0} 0 0 {b0} 0 0 0 0 0 0
+cpu1 {a1} 0 0 {b1} 0 0 0 0 0 0
+intr 12345 0 0
+"""
+
+
+def _stat(folder: Path, name: str, other_job: float, ranks: float, idle: float) -> Path:
+    """A /proc/stat in ticks: cpu0 runs another job, cpu1 the ranks (then idles)."""
+    path = folder / name
+    fields = {"a0": other_job, "b0": 0, "a1": ranks, "b1": idle}
+    total = {"t0": other_job + ranks, "s0": 0, "i0": idle}
+    path.write_text(STAT.format(**fields, **total))
+    return path
+
+
+def test_the_busy_share_is_read_on_the_cores_the_ranks_may_run_on(tmp_path: Path) -> None:
+    """A shared node: another job keeps cpu0 busy the whole phase, the ranks (allowed
+    cpu1 only) use 80 of cpu1's 100 ticks. On the whole host other work is 100 of 200
+    ticks, 50%, flagging the run busy; on the ranks' own core it is none."""
+    from dataclasses import replace
+
+    from gpuscale.bench.telemetry import HostSample, host_busy
+
+    hz = os.sysconf("SC_CLK_TCK")
+    start = _stat(tmp_path, "start", other_job=0, ranks=0, idle=0)
+    end = _stat(tmp_path, "end", other_job=100, ranks=80, idle=20)
+    own = 80 / hz  # the ranks' CPU time over the phase, as os.times gives it
+
+    def share(cpus: frozenset[int]) -> float:
+        first = replace(HostSample.now(start, cpus), own_s=0.0)
+        last = replace(HostSample.now(end, cpus), own_s=own)
+        assert last.total_s - first.total_s == pytest.approx((100 if cpus else 200) / hz)
+        return host_busy([first], [last], ["node01"])["other_load_share"]
+
+    assert share(frozenset({1})) == pytest.approx(0.0)  # the job's core: nothing else ran
+    assert share(frozenset()) == pytest.approx(0.5)  # the whole host: the other job's core
+
+
+def test_a_row_records_the_cores_the_affinity_allowed(one_of_four) -> None:
+    import torch
+
+    from gpuscale.bench.telemetry import machine_environment
+
+    assert machine_environment(torch.device("cpu"))["cpu_count"] == 1  # not the host's 4

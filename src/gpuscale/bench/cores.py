@@ -18,12 +18,18 @@ def host_cores() -> int:
 def usable_cores() -> int:
     """The cores this process may run on: the host's, at most those its CPU affinity
     allows (``os.sched_getaffinity``, where the platform has it)."""
-    host = host_cores()
+    allowed = allowed_cpus()
+    return host_cores() if allowed is None else len(allowed)
+
+
+def allowed_cpus() -> frozenset[int] | None:
+    """The CPUs this process may run on where its affinity allows fewer than the host has
+    (a Slurm job step on a shared node), else None: the whole host."""
     try:
-        allowed = len(os.sched_getaffinity(0))
+        allowed = frozenset(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return host
-    return max(1, min(host, allowed))
+        return None
+    return allowed if 0 < len(allowed) < host_cores() else None
 
 
 def cores_said(cores: int) -> str:

@@ -37,6 +37,40 @@ def test_the_worker_and_the_cli_run_the_same_default_operations(monkeypatch) -> 
     assert seen["config"].ops == ("all_reduce",)
 
 
+def test_the_worker_reads_sizes_as_the_cli_does(monkeypatch, capsys) -> None:
+    """Across nodes the worker runs alone under torchrun (docs/interconnect.md): its
+    ``--max-bytes 4G`` is 4 GiB, as the command's (it was refused: invalid int value)."""
+    pytest.importorskip("torch")
+    import gpuscale.bench.collectives as worker
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_pick(backend):
+        raise Stop
+
+    def record(**kwargs):
+        seen["config"] = CollectivesConfig(**kwargs)
+        return seen["config"]
+
+    monkeypatch.setattr(worker, "pick_device", fake_pick)
+    monkeypatch.setattr(worker, "CollectivesConfig", record)
+    with pytest.raises(Stop):
+        worker.main(["--out", "x.jsonl", "--min-bytes", "1K", "--max-bytes", "4G"])
+    assert (seen["config"].min_bytes, seen["config"].max_bytes) == (1024, 4 << 30)
+    with pytest.raises(Stop):
+        worker.main(["--out", "x.jsonl", "--max-bytes", "1048576"])  # as the command passes it
+    assert seen["config"].max_bytes == 1 << 20
+    with pytest.raises(SystemExit) as refused:
+        worker.main(["--out", "x.jsonl", "--max-bytes", "4Q"])
+    assert refused.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.startswith("python -m gpuscale.bench.collectives: error: argument --max-bytes:")
+    assert "4Q" in said and "Traceback" not in said
+
+
 def test_a_sweep_as_worker_flags() -> None:
     config = CollectivesConfig(ops=("all_reduce", "broadcast"), max_bytes=None, check=False)
     args = config.worker_args("cpu", "s1")

@@ -3,6 +3,7 @@ that never started never recorded, two nodes through torchrun's c10d rendezvous.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -185,6 +186,31 @@ Root Cause (first observed failure):
     said = cause(tmp_path, killed, "exit 1")[1]
     assert said.startswith("rank 1 ") and "signal 9" in said
     golden.check(VIEW, "rank 1 exited, then killed", f"{text}\n{said}")
+
+
+def test_a_rank_that_lost_its_peers_is_not_said_to_have_raised_nothing(tmp_path: Path) -> None:
+    """Across nodes, a node whose peer node was killed sees its own rank fail first, with
+    gloo's lost connection in its error file: the row says a peer was lost, not that the
+    rank exited without an exception (os._exit in the model's code)."""
+    log = """
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-30_09:49:00
+  host      : vm
+  rank      : 1 (local_rank: 0)
+  exitcode  : 1 (pid: 4321)
+  error_file: <N/A>
+============================================================
+"""
+    peer = "[pair.cc:553] Connection closed by peer [127.0.0.1]:32476"
+    error = {"rank": 1, "type": "RuntimeError", "message": peer, "oom": False}
+    (tmp_path / "error-1.json").write_text(json.dumps(error))
+    status, text = cause(tmp_path, log, "exit 1")
+    assert status == "crashed" and "without raising" not in text
+    assert text.startswith("a rank lost its peers (a process on another node ended")
+    assert text.endswith(f"rank 1: RuntimeError: {peer}")
+    (tmp_path / "error-1.json").unlink()  # no record: it ended without raising
+    assert "without raising an exception" in cause(tmp_path, log, "exit 1")[1]
 
 
 def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> None:

@@ -43,6 +43,19 @@ def test_the_fixed_cost_is_the_intercept_of_two_batches() -> None:
     assert fixed_cost(gathered, None, 32)["fixed_ms"] is None
 
 
+def test_the_fixed_cost_is_no_more_than_either_step() -> None:
+    """A small batch timed slower than the large one (noise: 2 steps on a busy host gave
+    108 ms at batch 2 against 21.9 ms at batch 8): the line's intercept, 33.3 ms here, is
+    above both steps, and a fixed cost is part of each, so it is the faster step, 20 ms."""
+    small = [30.0 + d for d in (-0.2, 0.2, 0.1, -0.1)]
+    large = [20.0 + d for d in (0.1, -0.1, 0.2, -0.2)]
+    gathered = [{"kinds": {"plain": {"step": large}, "plain_small": {"step": small}}}]
+    found = fixed_cost(gathered, 2, 8)
+    assert found["fixed_ms"] == pytest.approx(20.0)
+    assert found["fixed_ms_high"] == pytest.approx(20.0)
+    assert found["small_batch_step_ms_mean"] == pytest.approx(30.0)
+
+
 def _rank(rank: int, store: str, out: str, model: str, world: int) -> None:
     import torch.distributed as dist
 

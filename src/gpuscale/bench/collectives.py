@@ -46,6 +46,7 @@ from gpuscale.bench.ranks import end_rank, pick_device
 from gpuscale.bench.results_file import append_records
 from gpuscale.bench.telemetry import machine_environment
 from gpuscale.interconnect.nccl import backend_for
+from gpuscale.sizes import parse_bytes
 from gpuscale.sources.processes import die_with_runner
 
 
@@ -279,14 +280,23 @@ def _header(config: CollectivesConfig, sweep_id: str, device: torch.device) -> d
     }
 
 
+def _bytes(text: str) -> int:
+    """A byte size as ``gpuscale collectives`` reads one (``4G``, ``64MiB``, ``1048576``):
+    the worker runs alone under torchrun across nodes, given the command's sizes."""
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     d = CollectivesConfig()  # the defaults, the same as `gpuscale collectives`
     parser = argparse.ArgumentParser(prog="python -m gpuscale.bench.collectives")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--backend", default=d.backend)
     parser.add_argument("--ops", default=",".join(d.ops))
-    parser.add_argument("--min-bytes", type=int, default=d.min_bytes)
-    parser.add_argument("--max-bytes", type=int, default=d.max_bytes)  # None: by device
+    parser.add_argument("--min-bytes", type=_bytes, default=d.min_bytes)
+    parser.add_argument("--max-bytes", type=_bytes, default=d.max_bytes)  # None: by device
     parser.add_argument("--iters", type=int, default=d.iters)
     parser.add_argument("--warmup", type=int, default=d.warmup)
     parser.add_argument("--no-check", dest="check", action="store_false")

@@ -8,11 +8,11 @@ and the runner hands it to every worker as JSON; what a run of it is in the resu
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from gpuscale.bench.cores import usable_cores
 from gpuscale.quantities import parse_bytes
 from gpuscale.tables.refusals import Range, spelled
 from gpuscale.tables.requests import (
@@ -285,15 +285,16 @@ class BenchConfig(JsonRequest):
         return self.batch or (32 if device == "cuda" else 8)
 
     def resolved_threads(self, largest_local_world: int, nodes_on_host: int = 1) -> int:
-        """Threads per process: as given, else the host's cores shared by the most
-        processes this sweep puts on the host (the largest per-node world size times the
-        nodes running on this host), so that every world size computes with the same
+        """Threads per process: as given, else the host's cores (those its CPU affinity
+        allows: :func:`~gpuscale.bench.cores.usable_cores`) shared by the most processes
+        this sweep puts on the host (the largest per-node world size times the nodes
+        running on this host), so that every world size computes with the same
         threads per rank (like with like) and two "nodes" on one host do not
         oversubscribe it."""
         if self.threads:
             return self.threads
         ranks = max(1, largest_local_world) * max(1, nodes_on_host)
-        return max(1, (os.cpu_count() or 1) // ranks)
+        return max(1, usable_cores() // ranks)
 
     def resolved_backend(self, device: str) -> str:
         return "nccl" if device == "cuda" and self.backend in ("auto", "nccl") else "gloo"

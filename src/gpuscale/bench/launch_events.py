@@ -113,6 +113,15 @@ def cause(folder: Path, log_tail: str, status: str, started: bool = True) -> tup
     own = [e for e in errors if not _is_peer_failure(e)]
     if own:
         return BenchStatus.ERROR, said(own[0])
+    # the rank torchrun saw fail first here raised only a lost peer: the first failure was
+    # elsewhere, on another node (a node's own rank that ended first is its root cause)
+    root = _ROOT_CAUSE.search(log_tail)
+    lost = [e for e in errors if root is not None and str(e.get("rank")) == root.group(1)]
+    if lost:
+        return BenchStatus.CRASHED, (
+            "a rank lost its peers (a process on another node ended, or the connection to it "
+            f"dropped): {said(lost[0])}"
+        )
     ended = exit_cause(log_tail, status)
     if ended is not None:
         return ended

@@ -79,7 +79,8 @@ def run_key(
     """The key of one run in the results file (``--resume`` skips keys it finds). A model
     of the user's (``FILE.py:FACTORY``, ``PKG.MODULE:FACTORY``) is keyed with its parameter
     count too: one spec names another model in another folder, or once its file is
-    edited, and --resume would have skipped it as measured."""
+    edited, and --resume would have skipped it as measured. One of the same count there
+    is still the same key: the spec is keyed as given, not by its file's path."""
     parts: dict[str, object] = {
         "model": model,
         **({"params": params} if ":" in model and params else {}),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import socket
 import uuid
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.cores import cores_said, usable_cores
 from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import ResultsError, resume_file
@@ -124,10 +124,10 @@ def check_devices(
             f"process on each node): give --nproc up to {visible}, or time CPU processes "
             "with --backend gloo"
         )
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     if device == "cpu" and nproc > cores and not oversubscribe:
         raise ValueError(
-            f"--nproc {nproc} runs {nproc} processes on this host's {counted(cores, 'core')}: each "
+            f"--nproc {nproc} runs {nproc} processes on {cores_said(cores)}: each "
             "process is a device, so they would share cores and measure the contention, not "
             f"{measured} (and each holds {holds}); give at most {cores}, or add "
             "--oversubscribe to run them anyway"
@@ -179,7 +179,7 @@ def local_devices() -> int:
     (one without torch)."""
     if importlib.util.find_spec("torch") is None:
         return 1
-    return cuda_devices() or min(2, os.cpu_count() or 1)
+    return cuda_devices() or min(2, usable_cores())
 
 
 def world_sizes(text: str | None) -> tuple[int, ...]:

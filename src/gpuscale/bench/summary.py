@@ -117,7 +117,9 @@ def fixed_cost(
     ``small_batch`` (b1) and ``batch`` (b2), timed interleaved: the intercept
     ``(b2 t1 - b1 t2) / (b2 - b1)`` of the line through them, and its 80% range from the
     steps' standard errors (``z_0.9 sqrt((b2 e1)^2 + (b1 e2)^2) / (b2 - b1)``), clipped to
-    [0, the small batch's step]. None where only one batch was timed."""
+    [0, the faster of the two steps]: each step holds the fixed cost, so it exceeds
+    neither (noise that times the small batch slower than the large one puts the line's
+    intercept above both). None where only one batch was timed."""
     none = dict.fromkeys(
         (
             "small_batch_per_device",
@@ -137,7 +139,7 @@ def fixed_cost(
     error = math.sqrt((b2 * e1) ** 2 + (b1 * e2) ** 2) / (b2 - b1)
 
     def clip(value: float) -> float:
-        return min(max(value, 0.0), t1)
+        return min(max(value, 0.0), t1, t2)
 
     return {
         "small_batch_per_device": b1,

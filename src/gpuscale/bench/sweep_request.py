@@ -5,10 +5,10 @@ import: the CLI builds its options from it at start."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuscale.bench.cores import cores_said, usable_cores
 from gpuscale.quantities import counted
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
@@ -127,13 +127,13 @@ def check_threads(threads: int, nproc: int, device: str, oversubscribe: bool) ->
     (``threads`` per process times ``nproc`` processes), unless ``oversubscribe``: as
     :func:`check_devices` refuses processes, they would measure the contention; 0 (the
     host's cores shared by the processes) never does."""
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     if device != "cpu" or not threads or threads * nproc <= cores or oversubscribe:
         return
     fits = cores // nproc
     raise ValueError(
         f"--threads {threads} x {counted(nproc, 'process')} runs {threads * nproc:,} compute "
-        f"threads on this host's {counted(cores, 'core')}: they would share cores and measure "
+        f"threads on {cores_said(cores)}: they would share cores and measure "
         "the contention, not the scaling; give --threads "
         + (f"at most {fits} " if fits else "")
         + "(0: the host's cores shared by the processes), or add --oversubscribe to run them "

@@ -63,7 +63,8 @@ def _host_link(record: dict[str, object]) -> str:
 
 
 def _cores(record: dict[str, object]) -> int | None:
-    """The CPU cores of the run's host (its ``os.cpu_count()``), None where not recorded."""
+    """The CPU cores of the run's host its CPU affinity allowed (``os.cpu_count()`` less those
+    a Slurm job's cpuset left out), None where not recorded."""
     cores = (record.get("environment") or {}).get("cpu_count")
     return cores if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0 else None
 

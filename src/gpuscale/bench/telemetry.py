@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 from gpuscale.bench.background import Background
+from gpuscale.bench.cores import allowed_cpus, usable_cores
 from gpuscale.interconnect.nvml import (
     TopologyError,
     detect_topology,
@@ -55,7 +56,7 @@ def machine_environment(device: torch.device) -> dict[str, object]:
         "python": sys.version.split()[0],
         "cuda": torch.version.cuda,
         "threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
+        "cpu_count": usable_cores(),  # the host's, less those the affinity leaves out
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
         "device_name": "cpu",
     }
@@ -273,7 +274,8 @@ def open_cpu_meter(ranks_on_host: int, root: Path = Path("/sys/class/powercap"))
 
 @dataclass(frozen=True, slots=True)
 class HostSample:
-    """CPU time of the whole host and of this process at one moment (seconds)."""
+    """CPU time of the host (of the CPUs this process may run on, where its affinity allows
+    fewer than the host has) and of this process at one moment (seconds)."""
 
     busy_s: float
     total_s: float
@@ -281,15 +283,24 @@ class HostSample:
     own_s: float
 
     @staticmethod
-    def now() -> HostSample | None:
-        """From ``/proc/stat`` and ``os.times``; None where there is no /proc."""
+    def now(
+        stat: Path = Path("/proc/stat"), cpus: frozenset[int] | None = None
+    ) -> HostSample | None:
+        """From ``/proc/stat`` and ``os.times``: the CPUs of ``cpus`` (default: those the
+        affinity allows, where fewer than the host's: other jobs on a shared Slurm node use
+        the others, not the ranks' cores), else the whole host; None where there is no
+        /proc."""
+        cpus = allowed_cpus() if cpus is None else cpus
         try:
-            with open("/proc/stat", encoding="ascii") as f:
-                fields = f.readline().split()[1:]
+            lines = stat.read_text(encoding="ascii").splitlines()
         except OSError:
             return None
-        ticks = [float(x) for x in fields]
-        ticks += [0.0] * (8 - len(ticks))  # iowait and steal, where a kernel writes none
+        rows = [line.split() for line in lines if line.startswith("cpu")]
+        mine = [r for r in rows if cpus and r[0][3:].isdigit() and int(r[0][3:]) in cpus]
+        ticks = [0.0] * 8  # user .. steal; iowait and steal, where a kernel writes none, 0
+        for fields in mine or rows[:1]:  # the allowed CPUs' lines, else the host's total
+            for at, value in enumerate(fields[1:9]):
+                ticks[at] += float(value)
         hz = os.sysconf("SC_CLK_TCK")
         idle = ticks[3] + ticks[4]  # idle + iowait
         steal = ticks[7]

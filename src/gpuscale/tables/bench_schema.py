@@ -112,7 +112,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "device_memory_bytes",  # the device's whole memory (torch's total_memory); GPUs only
     "host_devices",  # the GPUs the run's host had (its detected topology); NaN on a CPU
     "host_link",  # the link preset its topology records (bench.table._host_link); "" if none
-    "host_cpu_count",  # the CPU cores of the run's host (os.cpu_count() there)
+    "host_cpu_count",  # the run's host's CPU cores its CPU affinity allowed
     "gpu_util_pct_mean",
     "power_w_mean",  # per device: power_w_total / accelerators
     "power_w_total",  # measured at this N: every device, every host's package once

@@ -141,3 +141,34 @@ def test_a_refused_out_is_offered_a_new_file_not_itself(tmp_path: Path, kind: st
     fresh = Path(offered.group(1))
     assert fresh != path and fresh.parent == tmp_path and not fresh.exists()
     check_results_out("out", fresh, holds, default)  # taken: no FieldError
+
+
+H100_ROWS = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("fixed_ms", -5.0, "timing.fixed_ms is -5.0, not a finite number >= 0"),
+        ("fixed_ms", float("nan"), "timing.fixed_ms is nan, not a finite number >= 0"),
+        ("fixed_ms_low", float("inf"), "timing.fixed_ms_low is inf, not a finite number"),
+        ("small_batch_step_ms_mean", "9", "timing.small_batch_step_ms_mean is '9', not a"),
+        ("fixed_ms_high", 0.0, "is not within its 80% range, fixed_ms_low 30.88"),
+        ("fixed_ms", 1e6, "timing.fixed_ms 1000000.0 is not within its 80% range"),
+    ],
+)
+def test_a_fixed_cost_no_bench_writes_is_a_row_skipped_naming_it(
+    tmp_path: Path, field: str, value: object, said: str
+) -> None:
+    """The N = 1 row's fixed per-step cost was read unchecked: a NaN fixed_ms moved the
+    advice at 2 devices from 0.88x to 1.34x unsaid, and a fixed_ms_high below fixed_ms
+    ended in "fixed cost 0.0 ms outside its range (23.04352758629146, 0.0, 0.0)", no
+    file or field named. The bench writes each a finite number >= 0, fixed_ms_low <=
+    fixed_ms <= fixed_ms_high: another is the row skipped, the field named."""
+    rows = [json.loads(line) for line in H100_ROWS.read_text().splitlines()]
+    rows[0]["timing"][field] = value
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    records, problems = read_results(path)
+    assert len(records) == 1 and len(problems) == 1, problems
+    assert problems[0].startswith(f"{path}:1: ") and said in problems[0], problems[0]

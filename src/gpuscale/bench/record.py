@@ -84,6 +84,12 @@ SECTIONS: dict[str, dict[str, str]] = {
         "comm_ms": "real",
         "repeat_samples_per_s": "reals",
         "repeat_spread": "real",
+        # N = 1: the bare step at a second batch, and the fixed cost from the two
+        "small_batch_per_device": "real",
+        "small_batch_step_ms_mean": "real",
+        "fixed_ms": "real",
+        "fixed_ms_low": "real",
+        "fixed_ms_high": "real",
     },
     "per_rank": {"step_ms": "rows", "nosync_step_ms": "rows"},
     "memory": {"peak_bytes": "int", "kind": "text"},
@@ -185,6 +191,13 @@ def record_problem(record: object) -> str | None:
         for name, kind in fields.items():
             if problem := _field_problem(f"{section}.{name}", value.get(name), kind):
                 return problem
+    timing = record.get("timing") or {}
+    low, fixed, high = (timing.get(f"fixed_ms{end}") for end in ("_low", "", "_high"))
+    if None not in (low, fixed, high) and not low <= fixed <= high:  # the bench writes so
+        return (
+            f"timing.fixed_ms {_shown(fixed)} is not within its 80% range, fixed_ms_low "
+            f"{_shown(low)} to fixed_ms_high {_shown(high)}"
+        )
     config = record["config"]
     if not isinstance(config.get("model"), str) or not config["model"]:
         return "config.model is missing"

@@ -159,6 +159,8 @@ H100_ROWS = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
         ("timing.sync_overhead_ms", -1e300, "sync_overhead_ms is -1e+300, not a number of ms"),
         ("config.bucket_mb", 0, "config.bucket_mb is 0, not a number of MiB from 1/1024"),
         ("config.params", 0, "config.params is 0: a run recorded ok trained a model with"),
+        ("config.accum", 2**53, "config.accum is 9007199254740992, more than a bench takes"),
+        ("config.timeout_s", 1e12, "config.timeout_s is 1000000000000.0, more than a bench"),
     ],
 )
 def test_a_value_no_bench_writes_is_a_row_skipped_naming_it(
@@ -168,10 +170,12 @@ def test_a_value_no_bench_writes_is_a_row_skipped_naming_it(
     fixed_ms moved it at 2 devices from 0.88x to 1.34x unsaid; a fixed_ms_high below
     fixed_ms ended in "fixed cost 0.0 ms outside its range (23.04352758629146, 0.0,
     0.0)", a bucket_mb of 0 in "bucket size must be positive, got 0.0 MiB", params 0 in
-    "parameters must be positive", no file or field named; a backward_ms of 1e300 in a
-    ZeroDivisionError's traceback. Each is what the bench writes (a time within the
-    longest --timeout, fixed_ms_low <= fixed_ms <= fixed_ms_high, a bucket --bucket-mb
-    takes, an ok run's model has parameters), else the row is skipped, the field named."""
+    "parameters must be positive", an accum of 2^53 in "global batch None cannot be split
+    ...", no file or field named; a backward_ms of 1e300 in a ZeroDivisionError's
+    traceback. Each is what the bench writes (a time within the longest --timeout,
+    fixed_ms_low <= fixed_ms <= fixed_ms_high, a bucket --bucket-mb takes, an ok run's
+    model has parameters, a config the bench takes), else the row is skipped, the field
+    named."""
     rows = [json.loads(line) for line in H100_ROWS.read_text().splitlines()]
     section, name = field.split(".")
     rows[0][section][name] = value

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from gpuscale.bench.config import MAX_TIMEOUT_S, TF32_MODES
+from gpuscale.bench.config import LARGEST, MAX_TIMEOUT_S, TF32_MODES
 
 # A field's kind: "text", "bool", "int" (whole, >= 0), "count" (whole, >= 1), "real"
 # (finite, >= 0), "signed" (finite, any sign), "ms" / "signed_ms" (those, a time a bench
@@ -212,6 +212,10 @@ def record_problem(record: object) -> str | None:
             f"{_shown(low)} to fixed_ms_high {_shown(high)}"
         )
     config = record["config"]
+    taken = {**LARGEST, "batch_per_device": LARGEST["batch"], "timeout_s": MAX_TIMEOUT_S}
+    for name, most in taken.items():  # what the bench takes (a row's own run), no more
+        if (value := config.get(name)) is not None and value > most:
+            return f"config.{name} is {_shown(value)}, more than a bench takes ({most:,.0f})"
     if not isinstance(config.get("model"), str) or not config["model"]:
         return "config.model is missing"
     if config.get("accelerators", config.get("world_size")) is None:

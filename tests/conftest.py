@@ -154,6 +154,37 @@ def h100():
     return find
 
 
+@pytest.fixture
+def unenterable(monkeypatch: pytest.MonkeyPatch):
+    """``unenterable(folder)``: ``folder`` made one this user may not enter (mode 000), as
+    another user's folder in /tmp or /home, or /root, is to everyone else: a look at
+    anything inside it raises PermissionError. Root enters any folder, so there the
+    kernel's refusal is made by ``os.stat`` (what ``Path.is_dir``, ``exists`` and
+    ``os.path.isdir`` ask). The folders are opened again at the end."""
+    import errno
+
+    locked: list[Path] = []
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        name = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else ""
+        if any(name.startswith(f"{folder}{os.sep}") for folder in locked):  # not an fd's
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        return real_stat(path, *args, **kwargs)
+
+    def lock(folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0)
+        locked.append(folder)
+        if os.geteuid() == 0:
+            monkeypatch.setattr(os, "stat", stat)
+        return folder
+
+    yield lock
+    for folder in locked:
+        folder.chmod(0o755)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``gpu`` skip without a CUDA device (torch loaded only if one is)."""
     marked = [item for item in items if item.get_closest_marker("gpu")]

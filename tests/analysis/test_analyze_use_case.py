@@ -55,6 +55,18 @@ def test_nothing_analysed_says_why_per_round_and_workload(golden: Golden) -> Non
     assert [(r.round, r.workload) for r in found] == [("v9.9", "bert")]
 
 
+def test_an_availability_that_matches_nothing_is_offered_those_there(v41) -> None:
+    """`--availability availble` (a typo) said no system matches, not what would: the
+    availabilities of the systems asked for are listed, the closest offered."""
+    with pytest.raises(NothingAnalysedError) as raised:
+        analyze_or_explain(v41, ["bert"], AnalysisOptions(n_boot=100, availability="previw"))
+    said = str(raised.value)
+    assert said.endswith(
+        "availability 'previw' is looked for within theirs: Available cloud, Available "
+        "on-premise, Preview (did you mean 'Preview'?)"
+    ), said
+
+
 def test_families_and_divisions_are_read_as_the_command_reads_them(golden: Golden) -> None:
     """``analyze`` from Python reads ``families=("h100",)`` and ``division="Closed"`` as
     ``gpuscale analyze --family h100 --division Closed`` does (it found nothing before), and

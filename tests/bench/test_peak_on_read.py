@@ -65,3 +65,21 @@ def test_advice_on_a_gpu_without_a_peak_says_its_rate_was_not_checked(tmp_path) 
         # the rate it names is the one priced (the steps less their fixed cost), said apart
         # from the rate the bench recorded
         assert not notes or (name in notes[0] and "not the rate it recorded" in notes[0])
+
+
+def test_flops_per_sample_past_the_peak_is_flagged_whatever_the_rate_recorded() -> None:
+    """A row whose flops.per_sample alone was raised (1e20: 87 billion TFLOP/s at its
+    samples/s) was read against the rate it recorded (275 TFLOP/s) and advised "2 devices
+    1.66e-08x", a 1,730,000,000 ms step: the rate its FLOPs and samples/s give is checked
+    against the peak too, and the row flagged."""
+    import json
+    from pathlib import Path
+
+    from gpuscale.plausibility import FlagKind
+
+    path = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert not bench_table(rows)["flag_kinds"].map(lambda k: FlagKind.ABOVE_PEAK in k).any()
+    rows[0]["flops"]["per_sample"] = 1e20
+    kinds = bench_table(rows)["flag_kinds"]
+    assert [FlagKind.ABOVE_PEAK in k for k in kinds] == [True, False]

@@ -141,3 +141,46 @@ def test_a_refused_out_is_offered_a_new_file_not_itself(tmp_path: Path, kind: st
     fresh = Path(offered.group(1))
     assert fresh != path and fresh.parent == tmp_path and not fresh.exists()
     check_results_out("out", fresh, holds, default)  # taken: no FieldError
+
+
+H100_ROWS = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("timing.fixed_ms", -5.0, "timing.fixed_ms is -5.0, not a number of ms from 0 to"),
+        ("timing.fixed_ms", float("nan"), "timing.fixed_ms is nan, not a number of ms"),
+        ("timing.fixed_ms_low", float("inf"), "timing.fixed_ms_low is inf, not a number"),
+        ("timing.small_batch_step_ms_mean", "9", "small_batch_step_ms_mean is '9', not a"),
+        ("timing.fixed_ms_high", 0.0, "is not within its 80% range, fixed_ms_low 30.88"),
+        ("timing.fixed_ms", 1e6, "timing.fixed_ms 1000000.0 is not within its 80% range"),
+        ("timing.backward_ms", 1e300, "backward_ms is 1e+300, not a number of ms from 0 to 2,5"),
+        ("timing.sync_overhead_ms", -1e300, "sync_overhead_ms is -1e+300, not a number of ms"),
+        ("config.bucket_mb", 0, "config.bucket_mb is 0, not a number of MiB from 1/1024"),
+        ("config.params", 0, "config.params is 0: a run recorded ok trained a model with"),
+        ("config.accum", 2**53, "config.accum is 9007199254740992, more than a bench takes"),
+        ("config.timeout_s", 1e12, "config.timeout_s is 1000000000000.0, more than a bench"),
+    ],
+)
+def test_a_value_no_bench_writes_is_a_row_skipped_naming_it(
+    tmp_path: Path, field: str, value: object, said: str
+) -> None:
+    """Fields read unchecked or checked too loosely went deep into the advice: a NaN
+    fixed_ms moved it at 2 devices from 0.88x to 1.34x unsaid; a fixed_ms_high below
+    fixed_ms ended in "fixed cost 0.0 ms outside its range (23.04352758629146, 0.0,
+    0.0)", a bucket_mb of 0 in "bucket size must be positive, got 0.0 MiB", params 0 in
+    "parameters must be positive", an accum of 2^53 in "global batch None cannot be split
+    ...", no file or field named; a backward_ms of 1e300 in a ZeroDivisionError's
+    traceback. Each is what the bench writes (a time within the longest --timeout,
+    fixed_ms_low <= fixed_ms <= fixed_ms_high, a bucket --bucket-mb takes, an ok run's
+    model has parameters, a config the bench takes), else the row is skipped, the field
+    named."""
+    rows = [json.loads(line) for line in H100_ROWS.read_text().splitlines()]
+    section, name = field.split(".")
+    rows[0][section][name] = value
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    records, problems = read_results(path)
+    assert len(records) == 1 and len(problems) == 1, problems
+    assert problems[0].startswith(f"{path}:1: ") and said in problems[0], problems[0]

@@ -334,6 +334,34 @@ def test_every_output_refuses_a_raw_round_folder(
     assert (tmp_path / "ds" / "results.csv").exists()
 
 
+def test_an_output_beside_a_folder_this_user_cannot_enter_is_written(tmp_path, unenterable) -> None:
+    """Each --out's ancestors have their children looked at for a raw round, and a child
+    the user may not enter (/root is one under /, for every user but root; another user's
+    folder in /tmp or /home) ended every writing command in "error: Permission denied:
+    /root/results". Such a folder is no round: the output is written, and a raw round
+    holding one is still refused."""
+    from typer.testing import CliRunner
+
+    from gpuscale.sources.atomic import write_atomically
+    from gpuscale.tables.out_paths import check_file_out, check_folder_out
+    from gpuscale.tables.raw_rounds import raw_round_out
+    from tests.mlperf.logbuilder import RoundBuilder
+
+    root = RoundBuilder(name="r").system("Acme", "box").runs("Acme", "box", "bert", [10])
+    root = root.write_dir(tmp_path)
+    for folder in (tmp_path / "locked", root / "Locked"):  # beside the output; a round's org
+        (folder / "results").mkdir(parents=True)
+        unenterable(folder)
+    check_folder_out("out", tmp_path / "rep", holds="files", default=Path("rep"))
+    check_file_out("out", tmp_path / "r.jsonl", holds="rows", default=Path("r.jsonl"))
+    assert write_atomically(tmp_path / "t", lambda tmp: (tmp / "a.csv").write_text("x"))
+    ds = tmp_path / "ds"
+    done = CliRunner().invoke(gpuscale.cli.app, ["dataset", "--round", "v5.0", "--out", ds])
+    assert done.exit_code == 0, done.output
+    assert (ds / "results.csv").is_file()
+    assert f" {root} (" in (raw_round_out(root / "out") or "")  # the round, refused
+
+
 def test_the_folder_writer_refuses_a_raw_round_whoever_calls(tmp_path, golden: Golden) -> None:
     """The Python API's writers (write_tables, write_report) share the folder writer."""
     from gpuscale.sources.atomic import OutputError, write_atomically

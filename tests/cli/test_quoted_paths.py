@@ -25,6 +25,20 @@ CASES = {
         ["advise", "-w", "bert", "--topo", "my topo.txt"],
         "'my topo.txt': no such topology file",
     ),
+    # a folder where a file is read: each file the commands read says so alike
+    "a folder given as a results file": (
+        ["analyze", "--bench", "no logs"],
+        "'no logs' is a folder: give a results file in it",
+    ),
+    "a folder given as a collectives file": (
+        ["advise", "--params", "7M", "--step-ms", "9", "--collectives", "no logs"],
+        "'no logs' is a folder: give a collectives file in it (`gpuscale collectives --out "
+        "'no logs/collectives.jsonl'` writes one)",
+    ),
+    "a folder given as a topology file": (
+        ["topo", "--file", "no logs"],
+        "'no logs' is a folder: give a saved `nvidia-smi topo -m` in it",
+    ),
     "an output folder's folder not there": (
         ["report", "--out", "no such/page"],
         "--out 'no such/page': its folder 'no such' does not exist",

@@ -131,6 +131,19 @@ def test_a_damaged_or_unwritable_cache_is_no_cache(tmp_path: Path) -> None:
     assert Cache(blocked).get(Cache(blocked).key("x")) is None
 
 
+def test_a_cache_folder_this_user_cannot_enter_is_no_cache(tmp_path: Path, unenterable) -> None:
+    """A cache folder another user made (a shared XDG_CACHE_HOME, one made under sudo)
+    ended the report in "cannot write OUT: no permission to write there", the output
+    blamed for the cache's refusal; the report is drawn as without a cache."""
+    tables = read_round(_round(tmp_path))
+    cache = tmp_path / "cache"
+    _report(tables, tmp_path / "one", cache)
+    unenterable(cache)
+    assert not Cache(cache).has(Cache(cache).key("x"))
+    page = _report(tables, tmp_path / "two", cache)
+    assert _page(page) == _page(_report(tables, tmp_path / "fresh", None))
+
+
 def test_cli_report_caches_and_takes_no_cache_and_png(tmp_path: Path) -> None:
     root = _round(tmp_path)
     runner = CliRunner()

@@ -65,6 +65,25 @@ def test_a_failed_write_changes_nothing(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")]
 
 
+def test_a_file_elsewhere_that_refuses_is_named_not_the_output(tmp_path, unenterable) -> None:
+    """A file the writer reads on the way (a cache entry in a folder of another user's)
+    refused it, and the refusal was said "cannot write 'report': no permission to write
+    there", the output blamed; the file that refused is named, and nothing is written."""
+    cache = unenterable(tmp_path / "cache")
+    out = tmp_path / "work" / "report"
+    out.parent.mkdir()
+
+    def reads_the_cache(folder: Path) -> None:
+        (folder / "a.txt").write_text("half")
+        os.stat(cache / "entry")
+
+    with pytest.raises(OutputError) as refused:
+        write_atomically(out, reads_the_cache)
+    said = str(refused.value)
+    assert said.startswith(f"cannot write {out}: {cache / 'entry'} (read or written on the way")
+    assert "no permission to write there" not in said and not out.exists()
+
+
 def test_bad_targets_are_one_clear_error(tmp_path: Path) -> None:
     existing = tmp_path / "file"
     existing.write_text("x")

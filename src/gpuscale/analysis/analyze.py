@@ -50,6 +50,7 @@ from gpuscale.tables.checks import check_round_tables
 from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.requests import check_keywords, keyword_signature
 from gpuscale.tables.result_repr import result_repr
+from gpuscale.tables.spelling import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,11 +322,29 @@ def analyze_or_explain(
         }
         given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
         said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
+        if options.availability is not None:  # a typo matches nothing: what would match
+            said.append(_availabilities(tables, workloads, options))
         raise NothingAnalysedError(
             f"no scored system matches these options{filled(' ({})', given)}"
             + "".join(f"; {x}" for x in said)
         )
     return results
+
+
+def _availabilities(tables: RoundTables, workloads: list[str], options: AnalysisOptions) -> str:
+    """The availabilities of the scored systems asked for (the division's), as the text
+    --availability is looked for in, and the closest to the one given."""
+    scores = tables.scores
+    asked = set(workload_pairs(tables, workloads))
+    mine = [(r, w) in asked for r, w in zip(scores["round"], scores["workload"], strict=True)]
+    scored = scores[pd.Series(mine, index=scores.index) & scores["time_to_train_min"].notna()]
+    scored = scored[in_division(scored, options.division).to_numpy(bool)]
+    kinds = sorted({str(a) for a in scored["availability"].dropna()})
+    given = str(options.availability)
+    return (
+        f"availability {given!r} is looked for within theirs: {', '.join(kinds) or 'none'}"
+        f"{did_you_mean(given, kinds)}"
+    )
 
 
 def _first(items: list[str], most: int = 3) -> str:

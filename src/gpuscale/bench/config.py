@@ -79,8 +79,8 @@ def _nvml(off: bool) -> bool:
 
 
 # The largest value each whole-number field takes (a typo such as 10 digits too many is
-# refused where it is parsed, not carried into a launch).
-_MOST = {
+# refused where it is parsed, not carried into a launch; a results row's config likewise).
+LARGEST = {
     "steps": 10**7,
     "warmup": 10**7,
     "batch": 2**31 - 1,
@@ -182,7 +182,7 @@ class BenchConfig(JsonRequest):
             raise ValueError(f"invalid tf32: {self.tf32!r} is not one of {', '.join(TF32_MODES)}")
 
         def whole(name: str, low: int, *, optional: bool = False) -> tuple[bool, str]:
-            value, high = getattr(self, name), _MOST[name]
+            value, high = getattr(self, name), LARGEST[name]
             ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
             return ok or (optional and value is None), f"a whole number from {low} to {high:,}"
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from gpuscale.bench.config import TF32_MODES
+from gpuscale.bench.config import LARGEST, MAX_TIMEOUT_S, TF32_MODES
 
 # A field's kind: "text", "bool", "int" (whole, >= 0), "count" (whole, >= 1), "real"
-# (finite, >= 0), "signed" (finite, any sign), "texts" / "reals" / "ints" (lists of those),
+# (finite, >= 0), "signed" (finite, any sign), "ms" / "signed_ms" (those, a time a bench
+# can take), "mib" (a DDP bucket), "texts" / "reals" / "ints" (lists of those),
 # "rows" (a list of lists of reals, one per rank), "object" (any JSON object), "tf32" (a
 # mode of ``TF32_MODES``, or true / false as rows written before the modes said).
 RECORD_FIELDS: dict[str, str] = {
@@ -52,7 +53,7 @@ CONFIG_FIELDS: dict[str, str] = {
     "precision": "text",
     "tf32": "tf32",
     "strategy": "text",
-    "bucket_mb": "real",
+    "bucket_mb": "mib",
     "grad_comm": "text",
     "steps": "count",
     "warmup": "int",
@@ -67,23 +68,29 @@ CONFIG_FIELDS: dict[str, str] = {
 SECTIONS: dict[str, dict[str, str]] = {
     "config": CONFIG_FIELDS,
     "timing": {
-        "step_ms_mean": "real",
-        "step_ms_p50": "real",
-        "step_ms_p95": "real",
-        "nosync_step_ms_mean": "real",
-        "nosync_step_ms_p50": "real",
-        "nosync_step_ms_p95": "real",
-        "plain_step_ms_mean": "real",
-        "plain_step_ms_p50": "real",
+        "step_ms_mean": "ms",
+        "step_ms_p50": "ms",
+        "step_ms_p95": "ms",
+        "nosync_step_ms_mean": "ms",
+        "nosync_step_ms_p50": "ms",
+        "nosync_step_ms_p95": "ms",
+        "plain_step_ms_mean": "ms",
+        "plain_step_ms_p50": "ms",
         "samples_per_s": "real",
-        "forward_ms": "real",
-        "backward_ms": "real",
-        "optimizer_ms": "real",
-        "sync_overhead_ms": "signed",  # a difference of two steps: jitter makes it negative
-        "exposed_comm_ms": "signed",  # gpuscale.bench/1's name for it
-        "comm_ms": "real",
+        "forward_ms": "ms",
+        "backward_ms": "ms",
+        "optimizer_ms": "ms",
+        "sync_overhead_ms": "signed_ms",  # a difference of two steps: jitter makes it negative
+        "exposed_comm_ms": "signed_ms",  # gpuscale.bench/1's name for it
+        "comm_ms": "ms",
         "repeat_samples_per_s": "reals",
         "repeat_spread": "real",
+        # N = 1: the bare step at a second batch, and the fixed cost from the two
+        "small_batch_per_device": "real",
+        "small_batch_step_ms_mean": "ms",
+        "fixed_ms": "ms",
+        "fixed_ms_low": "ms",
+        "fixed_ms_high": "ms",
     },
     "per_rank": {"step_ms": "rows", "nosync_step_ms": "rows"},
     "memory": {"peak_bytes": "int", "kind": "text"},
@@ -113,6 +120,8 @@ SECTIONS: dict[str, dict[str, str]] = {
 }
 # The largest whole number a row may hold (2^53: a float64 holds it exactly).
 _MOST = 2**53
+# The longest time a row may hold, ms: the most --timeout gives a model (30 days).
+_MOST_MS = MAX_TIMEOUT_S * 1e3
 
 
 def _is_int(value: object, low: int) -> bool:
@@ -135,6 +144,16 @@ _CHECKS = {
     "count": (lambda v: _is_int(v, 1), "a whole number >= 1"),
     "real": (_is_real, "a finite number >= 0"),
     "signed": (lambda v: _is_real(v, signed=True), "a finite number"),
+    # a time no bench times: longer than the longest run --timeout lets a model have
+    "ms": (lambda v: _is_real(v) and v <= _MOST_MS, f"a number of ms from 0 to {_MOST_MS:,.0f}"),
+    "signed_ms": (
+        lambda v: _is_real(v, signed=True) and abs(v) <= _MOST_MS,
+        f"a number of ms from -{_MOST_MS:,.0f} to {_MOST_MS:,.0f}",
+    ),
+    "mib": (  # what --bucket-mb takes
+        lambda v: _is_real(v) and 1 / 1024 <= v <= 2**20,
+        "a number of MiB from 1/1024 to 1,048,576",
+    ),
     "loss": (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
     "texts": (_each(lambda x: isinstance(x, str)), "a list of text"),
     "reals": (_each(_is_real), "a list of numbers"),
@@ -185,11 +204,24 @@ def record_problem(record: object) -> str | None:
         for name, kind in fields.items():
             if problem := _field_problem(f"{section}.{name}", value.get(name), kind):
                 return problem
+    timing = record.get("timing") or {}
+    low, fixed, high = (timing.get(f"fixed_ms{end}") for end in ("_low", "", "_high"))
+    if None not in (low, fixed, high) and not low <= fixed <= high:  # the bench writes so
+        return (
+            f"timing.fixed_ms {_shown(fixed)} is not within its 80% range, fixed_ms_low "
+            f"{_shown(low)} to fixed_ms_high {_shown(high)}"
+        )
     config = record["config"]
+    taken = {**LARGEST, "batch_per_device": LARGEST["batch"], "timeout_s": MAX_TIMEOUT_S}
+    for name, most in taken.items():  # what the bench takes (a row's own run), no more
+        if (value := config.get(name)) is not None and value > most:
+            return f"config.{name} is {_shown(value)}, more than a bench takes ({most:,.0f})"
     if not isinstance(config.get("model"), str) or not config["model"]:
         return "config.model is missing"
     if config.get("accelerators", config.get("world_size")) is None:
         return "config.accelerators is missing"
+    if record.get("status") == "ok" and config.get("params") == 0:  # the bench refuses one
+        return "config.params is 0: a run recorded ok trained a model with parameters"
     if record.get("status") == "ok" and (record.get("timing") or {}).get("samples_per_s") is None:
         # an ok run always records its rate: without it the row is no measurement (at
         # N = 1 it would leave its configuration no baseline)

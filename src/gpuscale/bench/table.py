@@ -103,6 +103,22 @@ def _repeat(r: dict[str, object], config: dict[str, object]) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
 
 
+def _implied(flops: dict, timing: dict, config: dict) -> float:
+    """TFLOP/s per device as the bench computes the rate it records (``bench.summary``):
+    FLOPs per sample x samples/s / devices; NaN where any is missing."""
+    per_sample, rate = _number(flops.get("per_sample")), _number(timing.get("samples_per_s"))
+    devices = _number(config.get("accelerators", config.get("world_size")))
+    if not devices or devices <= 0:
+        return math.nan
+    return per_sample * rate / devices / 1e12
+
+
+def _fastest(*rates: float | None) -> float:
+    """The largest of ``rates`` that is a number (NaN where none is)."""
+    known = [r for r in rates if r is not None and not math.isnan(r)]
+    return max(known, default=math.nan)
+
+
 def _peak_and_mfu(
     r: dict[str, object], config: dict[str, object], flops: dict[str, object]
 ) -> dict[str, float]:
@@ -151,8 +167,11 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         warmup, strategy = config.get("warmup"), config.get("strategy")
         said = run_flags(timing, host, noise, warmup=warmup, cpu=cpu, strategy=strategy)
         said += loss_flags(_number(r.get("loss_last"), None))
-        # a rate above the peak (an MFU above 1) cannot be measured
-        said += peak_flags(achieved, peak_mfu["peak_tflops"])
+        # a rate above the peak (an MFU above 1) cannot be measured: the rate recorded, or
+        # the one its FLOPs per sample and samples/s give (one edited alone is caught too)
+        said += peak_flags(
+            _fastest(achieved, _implied(flops, timing, config)), peak_mfu["peak_tflops"]
+        )
         # a NaN written unflagged is flagged; one flagged is said once
         flags = _merged(flags, said)
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []

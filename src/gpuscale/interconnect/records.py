@@ -19,7 +19,7 @@ from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import CommCurve
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
-from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.commands import quoted_path, suggested_command
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.round_requests import round_hint
@@ -116,6 +116,11 @@ def read_collectives(path: Path) -> MeasuredCurves:
         raise ValueError(
             f"{quoted_path(path)}: no such collectives file"
             + (hint or " (`gpuscale collectives --out FILE` writes one)")
+        ) from None
+    except IsADirectoryError:  # said as the bench loader says it ("is a folder: give ...")
+        wanted = suggested_command("collectives", "--out", path / "collectives.jsonl")
+        raise ValueError(
+            f"{quoted_path(path)} is a folder: give a collectives file in it ({wanted} writes one)"
         ) from None
     except OSError as exc:
         raise ValueError(f"cannot read {quoted_path(path)}: {exc.strerror or exc}") from None

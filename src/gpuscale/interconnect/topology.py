@@ -395,6 +395,11 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
         raise ValueError(
             f"{quoted_path(path)}: no such topology file (a saved `nvidia-smi topo -m`)"
         ) from None
+    except IsADirectoryError:  # said as a folder given for a results file is
+        raise ValueError(
+            f"{quoted_path(path)} is a folder: give a saved `nvidia-smi topo -m` in it "
+            f"(nvidia-smi topo -m > {quoted_path(path / 'topo.txt')})"
+        ) from None
     except (OSError, ValueError) as exc:
         raise ValueError(f"{quoted_path(path)}: {getattr(exc, 'strerror', exc)}") from None
 

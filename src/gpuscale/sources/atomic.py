@@ -189,13 +189,25 @@ def write_atomically(
         made = functools.partial(check_owner, out_dir, command, sources, replaces=replaces)
         _move_into_place(tmp, out_dir, names, made, whole=not mount)
     except OSError as exc:
-        raise OutputError(
-            f"cannot write {quoted_path(out_dir)}: {why_unwritable(exc, out_dir)}"
-        ) from None
+        raise OutputError(_not_written(exc, out_dir, base)) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         os.close(lock)
     return [out_dir / name for name in names]
+
+
+def _not_written(exc: OSError, out_dir: Path, base: Path) -> str:
+    """Why the output was not written: a refusal in the output's own place (``base``,
+    where its temporary folder and ``out_dir`` lie) as :func:`why_unwritable` says it;
+    one of a file elsewhere that the writer reads or writes (a cache entry, a font) names
+    that file with the system's word, never the output, which could be written."""
+    other = exc.filename and os.path.abspath(os.fsdecode(exc.filename))
+    if other and os.path.commonpath([other, os.path.abspath(base)]) != os.path.abspath(base):
+        return (
+            f"cannot write {quoted_path(out_dir)}: {quoted_path(other)} (read or written on "
+            f"the way, not a file of the output): {exc.strerror or exc}"
+        )
+    return f"cannot write {quoted_path(out_dir)}: {why_unwritable(exc, out_dir)}"
 
 
 def _umask() -> int:

@@ -103,8 +103,11 @@ class Cache:
         return digest.hexdigest()
 
     def has(self, key: str) -> bool:
-        """Whether an entry is stored under ``key`` (unread: it may yet prove damaged)."""
-        return self.folder is not None and bool(key) and (self.folder / f"{key}.pickle").is_file()
+        """Whether an entry is stored under ``key`` (unread: it may yet prove damaged). A
+        folder this user may not enter holds none (``os.path.isfile``: False where
+        ``Path.is_file`` raises PermissionError, as ``get`` misses and ``put`` stores none)."""
+        entry = self.folder / f"{key}.pickle" if self.folder is not None and key else None
+        return entry is not None and os.path.isfile(entry)
 
     def get(self, key: str) -> Any | None:
         """The value stored under ``key``, or None (always without a folder or a key)."""

@@ -71,7 +71,10 @@ def is_raw_round(folder: Path) -> bool:
             orgs = [Path(c.path) for c in children if c.is_dir()]
     except OSError:
         return False
-    return any(_holds_logs(org / "results") for org in orgs if (org / "results").is_dir())
+    # os.path.isdir, not Path.is_dir: every ancestor of an --out has its children looked
+    # at, and one this user may not enter (/root, another user's folder in /tmp or /home)
+    # makes Path.is_dir raise PermissionError before Python 3.14; such a folder is no round
+    return any(_holds_logs(org / "results") for org in orgs if os.path.isdir(org / "results"))
 
 
 def raw_round_holding(path: Path) -> Path | None:

@@ -22,6 +22,7 @@ from gpuscale.bench.table import flag_summary
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -107,7 +108,7 @@ class Usable:
 
 def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
     """Refused where no row is of ``model`` (:class:`BenchFieldError`) or each run failed."""
-    where = "the bench results" if source is None else str(source)
+    where = "the bench results" if source is None else quoted_path(source)  # pasteable
     names = sorted({str(m) for m in table["model"].dropna()})
     if model not in names:
         raise BenchFieldError(

@@ -28,6 +28,30 @@ def test_the_rule_most_results_broke_is_said_whole() -> None:
         }
     )
     (line,) = rejected_notes(scores)
-    counted = line.split("not scored by today's rules, ")[1]
+    counted = line.split(
+        "not scored by ruleset 1.1.0's checks as mlperf-logging applies them today, "
+    )[1]
     assert counted.startswith(f"2 for {TARGET} (`gpuscale scores`"), line
     assert line.startswith("v1.1 bert: 4 of 5 results")
+
+
+def test_the_round_s_own_ruleset_is_named_where_known() -> None:
+    """v1.1's BERT results fail ruleset 1.1.0's own weights_initialization rule: the line
+    read "not scored by today's rules", as if a later round's rules were applied. A round
+    whose ruleset mlperf-logging lacks keeps the plain words."""
+    reason = "10 runs did not count: 10 noncompliant (e.g. 0 weights_initialization lines)"
+    for round_name, words in (
+        ("v1.1", "ruleset 1.1.0's checks as mlperf-logging applies them today"),
+        ("v9.9", "today's rules"),
+    ):
+        scores = pd.DataFrame(
+            {
+                "round": round_name,
+                "benchmark": "bert",
+                "workload": "bert",
+                "time_to_train_min": [None],
+                "score_reason": [reason],
+            }
+        )
+        (line,) = rejected_notes(scores)
+        assert f"1 of 1 result not scored by {words}, 1 for 0 weights_initialization" in line

@@ -24,6 +24,7 @@ from gpuscale.tables.refusals import as_keywords, as_options, ref, spelled
 from gpuscale.tables.requests import FieldError, clipped, given_twice
 from gpuscale.tables.spelling import did_you_mean, in_full, suggested
 from gpuscale.tables.workloads import (
+    TARGETS,
     default_workloads,
     workload_notes,
     workloads_by_round,
@@ -133,7 +134,7 @@ def resolve_workloads(
         elif key == "all":
             found = valid
         else:
-            found = _matches(key, labels)
+            found = (available is not None and _two_meanings(raw, folders)) or _matches(key, labels)
             if len(found) != 1:
                 if len(found) > 1:
                     why = f"ambiguous: {', '.join(sorted(found))}; be more specific"
@@ -145,6 +146,24 @@ def resolve_workloads(
                 )
         out.extend(w for w in found if w not in out)
     return out
+
+
+def _two_meanings(raw: str, folders: Mapping[str, set[str]]) -> list[str]:
+    """Nothing, or raises where ``raw`` is a benchmark folder name that held two workloads
+    (``TARGETS``: ``ssd`` is SSD-ResNet34 up to ruleset 1.1.0, RetinaNet from 2.0.0) and
+    the data at hand holds both (without data, ``ssd`` is today's, RetinaNet): read as
+    either, the other would be dropped with only a note (v0.7 with v3.0 loaded read
+    `-b ssd` as RetinaNet alone), so each is asked for by its own name."""
+    meanings = {
+        w for folder, targets in TARGETS.items() if _key(folder) == _key(raw) for w, _ in targets
+    }
+    held = sorted(meanings & set(folders))
+    if len(held) < 2:
+        return []
+    both = " and ".join(f"{w} ({display_name(w)})" for w in held)
+    how = spelled(" or ".join(f"-b {w}" for w in held), " or ".join(repr(w) for w in held))
+    why = f"ambiguous here: the rounds loaded hold both {both}; give {how}"
+    raise UnknownNameError(f"{raw!r} is {why}", typed=raw, why=why)
 
 
 def workload_read_as(typed: str, workload: str, rounds: str = "") -> str:

@@ -99,3 +99,17 @@ def test_a_plan_faster_than_linear_below_the_counts_ran_is_flagged(shared_archiv
     assert sixteen["beyond_linear"].endswith("no result measured so")
     assert sixteen["flags"].startswith("more than linear: ")
     assert not sixteen["pareto"]
+
+
+def test_dlrm_tpu_factors_in_another_unit_are_not_given(v07) -> None:
+    """v0.7 DLRM: the TPUs log 15-18 "epochs" where the GPUs at the same batch log 1.9;
+    the decomposition read tpu-v4-128's throughput efficiency 4.40 and tpu-v4-16's 8.02.
+    Now no factor for either, each flagged, and the GPUs' factors stand."""
+    (result,) = analyze(v07, ["dlrm"], AnalysisOptions(n_boot=100))
+    table = result.table.set_index("system_id")
+    tpus = table.loc[["tpu-v4-16-TF", "tpu-v4-128-TF"]]
+    assert tpus["throughput_efficiency"].isna().all()
+    assert tpus["decomposition_flag"].str.contains("another unit or another rule").all()
+    gpus = table[table["accelerator_family"] != "TPU-v4"]
+    assert (gpus["decomposition_flag"] == "").all()
+    assert gpus["throughput_efficiency"].notna().all()

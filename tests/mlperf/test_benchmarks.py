@@ -49,3 +49,31 @@ def test_v1_1_ssd_never_joins_retinanet(tmp_path) -> None:
     both = ["ssd_resnet34", "retinanet"]
     assert resolve_workloads(["retinanet"], both) == ["retinanet"]
     assert resolve_workloads(["SSD-ResNet34"], both) == ["ssd_resnet34"]
+
+
+def test_ssd_with_both_meanings_loaded_is_refused_naming_both(tmp_path) -> None:
+    """`-b ssd` with v0.7 (or v1.1) and a v3.0+ round loaded read as RetinaNet and dropped
+    SSD-ResNet34 with only a note; now refused, each meaning's own name given. With one
+    meaning loaded (or no data) `ssd` is still read as that one."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+    from gpuscale.names import UnknownNameError
+
+    both = ["ssd_resnet34", "retinanet"]
+    with pytest.raises(UnknownNameError) as refused:
+        resolve_workloads(["ssd"], both)
+    assert "retinanet (RetinaNet) and ssd_resnet34 (SSD-ResNet34)" in str(refused.value)
+    assert resolve_workloads(["ssd"], ["ssd_resnet34"]) == ["ssd_resnet34"]
+    assert resolve_workloads(["ssd"], ["retinanet"]) == ["retinanet"]
+    assert resolve_workloads(["ssd"]) == ["retinanet"]  # no data: today's ssd
+
+    old = RoundBuilder(name="training_results_v1.1")
+    old.system("Acme", "box").runs("Acme", "box", "ssd", [10, 11, 12, 13, 14])
+    new = RoundBuilder(name="training_results_v4.1")
+    new.system("Acme", "box").runs("Acme", "box", "ssd", [10, 11, 12, 13, 14])
+    paths = [str(old.write_dir(tmp_path / "a")), str(new.write_dir(tmp_path / "b"))]
+    result = CliRunner().invoke(app, ["analyze", *paths, "-b", "ssd"])
+    assert result.exit_code != 0
+    (line,) = [s for s in result.output.splitlines() if s.startswith("error:")]
+    assert "give -b retinanet or -b ssd_resnet34" in line, result.output

@@ -58,7 +58,10 @@ def rejected_round(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_a_round_today_s_rules_mostly_reject(rejected_round: Path, tmp_path: Path) -> None:
-    said = "v2.1 bert: 3 of 4 results not scored by today's rules, 3 for 0 opt_lamb_epsilon"
+    said = (
+        "v2.1 bert: 3 of 4 results not scored by ruleset 2.1.0's checks as mlperf-logging "
+        "applies them today, 3 for 0 opt_lamb_epsilon"
+    )
     for args in _commands(rejected_round, tmp_path / "report", "bert", "A100-SXM4-80GB"):
         stderr = " ".join(_ran(args).split())
         assert stderr.count(said) == 1, (args, stderr)
@@ -72,7 +75,10 @@ def test_a_rejected_benchmark_is_said_only_where_it_is_asked(
 ) -> None:
     """`-b resnet` printed the line on BERT's unscored results (and the report's page held
     it): a note on a benchmark not asked for, and none on the one asked."""
-    said = "v2.1 bert: 3 of 4 results not scored by today's rules"
+    said = (
+        "v2.1 bert: 3 of 4 results not scored by ruleset 2.1.0's checks as mlperf-logging "
+        "applies them today"
+    )
     out = tmp_path / "report"
     root = str(rejected_round)
     for args in (

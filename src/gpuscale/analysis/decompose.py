@@ -33,9 +33,24 @@ count flagged as impossible (``samples_to_converge_flag``) is in no factor (nor 
 unit (``convergence_unit`` says which). ``samples_vs_expected`` is the measured over the
 expected count: about 1 when a system converges as the references do, below 1 when its
 hyperparameters beat them.
+
+A measured count can be in another unit than its reference's (v0.7 DLRM: Google's TPUs
+log 15-18 "epochs" where the GPUs at the same batch log 1.9), and then both factors are
+wrong by that ratio (tpu-v4-128 read throughput factor 35.2 x convergence factor 0.106,
+throughput efficiency 4.40). One law bounds the ratio: samples to converge grow with the
+batch but never faster than it (``E(B) = E_min (1 + B / B_noise)``), so a row's count
+over its reference's lies between 1 and its batch over the reference's, give or take
+how far one result's own runs spread (:class:`~gpuscale.analysis.score_intervals.
+ConvergenceSpread`, the bound that keeps such results out of each other's pooled
+intervals). A measured-basis row outside it gets ``decomposition_flag`` (why) and no
+factors: NaN, so no headline or sentence rests on them. A throughput efficiency above 1
+alone is no such sign: software makes it at the reference's own count (v0.7 DLRM's
+HugeCTR A100 row, 1.35, against the PyTorch reference).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -43,6 +58,7 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import plausible_samples, within_own_family
+from gpuscale.analysis.score_intervals import convergence_spread
 from gpuscale.tables.analysis_request import BASES
 from gpuscale.tables.measures import normalized_efficiency
 
@@ -78,9 +94,47 @@ def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:
         out["accelerators"].to_numpy(float, na_value=np.nan),
         out["reference_accelerators"].to_numpy(float, na_value=np.nan),
     )
+    flags = _unit_flags(out, ~use, 1.0 / ratio("plausible_samples"), ratio("global_batch_size"))
+    flagged = flags != ""
+    factors = ["convergence_factor", "throughput_factor", "throughput_efficiency"]
+    out.loc[flagged, factors] = np.nan
     known = np.isfinite(out["convergence_factor"].to_numpy(float))
     out["convergence_basis"] = np.where(use, "expected", np.where(known, "measured", ""))
+    out["decomposition_flag"] = flags
     return out
+
+
+def _unit_flags(
+    table: pd.DataFrame, measured: np.ndarray, counts: np.ndarray, batches: np.ndarray
+) -> np.ndarray:
+    """Why each row's measured factors cannot be true ("" where they can; see the module
+    docstring): ``counts`` its samples to converge over its reference's, ``batches`` its
+    reference's global batch over its own (NaN unknown: the batch bound is then 1),
+    ``measured`` the rows on the measured basis."""
+    spread = convergence_spread()
+    allowed = math.exp(spread.log_ratio)
+    batch = np.where(np.isfinite(batches) & (batches > 0), 1.0 / batches, 1.0)
+    low, high = np.minimum(1.0, batch) / allowed, np.maximum(1.0, batch) * allowed
+    off = measured & np.isfinite(counts) & ((counts < low) | (counts > high))
+    units = table.get("convergence_unit", pd.Series("", index=table.index)).fillna("")
+    return np.array(
+        [
+            (
+                f"its {unit or 'samples'} to converge are {count:.3g}x its reference's at "
+                f"{b:.3g}x the reference's global batch, where one law allows "
+                f"{lo:.3g}-{hi:.3g}x ({min(1.0, b):.3g}-{max(1.0, b):.3g}x by the batch, "
+                f"widened by the {spread.ratio:.2f}x one result's runs span in "
+                f"{spread.quantile:.0%} of "
+                f"{spread.results:,} results): another unit or another rule, so no "
+                "throughput or convergence factor (samples to converge kept apart)"
+            )
+            if flag
+            else ""
+            for flag, count, b, lo, hi, unit in zip(
+                off, counts, batch, low, high, units, strict=True
+            )
+        ]
+    )
 
 
 def family_decomposition(

@@ -17,7 +17,7 @@ import pandas as pd
 from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables import display_name
 from gpuscale.tables.republished import left_out_of_analyses
-from gpuscale.tables.workloads import workload_of
+from gpuscale.tables.workloads import not_scored_by, workload_of
 
 ALL = "all"  # both divisions (``AnalysisOptions.division``)
 WHY = "the open division may change the model or its training, so its times do not compare"
@@ -56,7 +56,7 @@ def division_option(how: str, other: str) -> str:
 
 def of_other_divisions(scores: pd.DataFrame, division: str, unscored: int = 0) -> str:
     """Why none of ``scores`` (scored, each with an accelerator count) is analysed when none
-    is of ``division``: the ``unscored`` results of ``division`` first (today's rules score
+    is of ``division``: the ``unscored`` results of ``division`` first (its rules score
     none of them), then how many are scored, the divisions they are of (or that none is
     named), why those do not compare, and the option that analyses them."""
     written = set(division_names(scores["division"]))
@@ -67,7 +67,8 @@ def of_other_divisions(scores: pd.DataFrame, division: str, unscored: int = 0) -
     said = f"{joined(others)}: {'; '.join([*why, how])}" if why else f"{joined(others)}; {how}"
     unscored_here = (
         f"its {counted(unscored, f'{division}-division result')} "
-        f"{agreeing(unscored, 'is', 'are')} not scored by today's rules (`gpuscale scores` "
+        f"{agreeing(unscored, 'is', 'are')} not scored by "
+        f"{not_scored_by(str(next(iter(scores['round']), '')))} (`gpuscale scores` "
         "gives each reason); "
     )
     return (

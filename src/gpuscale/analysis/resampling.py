@@ -36,16 +36,21 @@ Z_95 = 1.959963984540054
 @dataclass(frozen=True, slots=True)
 class ResultRuns:
     """The runs of one result: the counted runs' times (minutes) and samples (or epochs)
-    to converge (NaN where unknown), how many runs failed, and the olympic drop count."""
+    to converge (NaN where unknown), how many runs failed, the olympic drop count, and
+    how many counted runs logged a time that cannot be true (``untimed``: the runs
+    table's ``time_flag``). An untimed run is one of the runs a replicate draws (it ran
+    and counted) but its own time is never drawn: a draw of it takes another counted
+    run's, a time it could have had (its logged one is no time at all)."""
 
     times_min: np.ndarray
     samples: np.ndarray
     failed: int = 0
     max_dropped: int = 1
+    untimed: int = 0
 
     @property
     def runs(self) -> int:
-        return len(self.times_min) + self.failed
+        return len(self.times_min) + self.untimed + self.failed
 
     def convergence_deviations(self) -> np.ndarray | None:
         """Centred log samples to converge of the counted runs (scaled, see the module
@@ -131,7 +136,8 @@ def replicate_ratios(
         conv = pool.draw(n_boot, n, rng)
         own = centred(log_t - np.log(np.asarray(result.samples, float)))
     own = own[rng.integers(0, counted, (n_boot, n))]
-    failed = rng.integers(0, n, (n_boot, n)) >= counted  # a failed run drawn
+    as_counted = counted + result.untimed  # the runs a replicate draws as counted
+    failed = rng.integers(0, n, (n_boot, n)) >= as_counted  # a failed run drawn
     left_out = None  # for the time: a law drawn without the result's own runs
     if pool is not None and pool.size >= 2 * counted:  # others' runs as many as its own
         left_out = pool.own_left_out(np.asarray(result.samples, float), n_boot, rng)
@@ -150,11 +156,11 @@ def replicate_ratios(
             return np.full((3, n_boot), np.nan)
         truths = None  # a ratio's where continuous: the batch's law cancels
         if pool is not None and (row == 0 or quantised):  # replicate law's true score
-            truths = pool.expected_scores(counted, n, k, law, shown_only=True)
+            truths = pool.expected_scores(as_counted, n, k, law, shown_only=True)
         if truths is not None:  # one per law, replicate b's law b mod their number
             scores = scores / np.resize(truths, n_boot)
         if truths is not None and row == 0:
-            unseen = np.resize(truths / pool.expected_scores(counted, n, k, law), n_boot)
+            unseen = np.resize(truths / pool.expected_scores(as_counted, n, k, law), n_boot)
             out[2] = unseen / np.mean(unseen)
             if pool.seen is not None and pool.seen.sum() > 1:  # see the docstring
                 logs = np.log(scores) - np.nanmean(np.log(scores))

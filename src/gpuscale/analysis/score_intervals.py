@@ -19,7 +19,12 @@ open ResNet converged in 20 epochs at 4,096, the closed ones there in 38 and 40)
 open result draws from no pool and is in none. A result whose samples to converge are
 flagged as impossible (``samples_to_converge_flag``: another unit, a logging error) is
 in no pool and draws from none: its interval rests on its own runs' times alone
-(:func:`result_runs`).
+(:func:`result_runs`). A counted run whose logged time cannot be true (the runs'
+``time_flag``: v0.7 Google tpu-v3-8192-TF SSD, 922 min beside 0.46) keeps its official
+score's part (MLCommons' olympic average drops it) but no replicate draws its time: a
+draw of it takes one of its result's other counted runs' (``ResultRuns.untimed``),
+since it ran and converged as they did and its own time is unknown
+(``ci_untimed_runs``).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
@@ -64,8 +69,12 @@ def result_runs(
 ) -> dict[_Key, tuple[ResultRuns, float]]:
     """Every result of ``runs`` as its ``ResultRuns`` and its global batch (NaN unknown),
     in the order the results first appear. The samples to converge of a ``flagged`` result
-    (:func:`flagged_results`) are NaN: no convergence law is drawn from them nor for them."""
+    (:func:`flagged_results`) are NaN: no convergence law is drawn from them nor for them.
+    A counted run whose time cannot be true (``time_flag``) is ``untimed``: its time and
+    samples are in no draw, while it stays one of the result's runs."""
     counted = runs["counted"].astype(bool).to_numpy()
+    untimed = counted & _time_flagged(runs)
+    counted = counted & ~untimed
     times = runs["time_to_train_min"].to_numpy(float)
     samples = pd.to_numeric(runs["samples_to_converge"], errors="coerce").to_numpy(float)
     if flagged:
@@ -82,12 +91,21 @@ def result_runs(
             ResultRuns(
                 times_min=times[kept],
                 samples=samples[kept],
-                failed=len(rows) - len(kept),
+                failed=len(rows) - len(kept) - int(untimed[rows].sum()),
                 max_dropped=MAX_DROPPED_RUNS.get(str(key[3]), 1),
+                untimed=int(untimed[rows].sum()),
             ),
             float(next(iter(batch), math.nan)),
         )
     return out
+
+
+def _time_flagged(runs: pd.DataFrame) -> np.ndarray:
+    """Which runs logged a time that cannot be true (``time_flag``; none in a runs table
+    from before the column)."""
+    if "time_flag" not in runs:
+        return np.zeros(len(runs), bool)
+    return (runs["time_flag"].fillna("").astype(str) != "").to_numpy()
 
 
 @functools.lru_cache(maxsize=64)
@@ -334,6 +352,7 @@ def bootstrap_intervals(
     ]
     frame[CI_POOL_COLUMNS[0]] = [len(apart.get(pos, ())) for pos in range(len(table))]
     frame[CI_POOL_COLUMNS[1]] = ratios_apart
+    frame[CI_POOL_COLUMNS[2]] = [results[k][0].untimed if k in results else 0 for k in keys]
     return frame
 
 

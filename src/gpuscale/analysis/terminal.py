@@ -26,6 +26,7 @@ from gpuscale.analysis.software import against_reference_software, reference_fra
 from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
 from gpuscale.quantities import (
+    agreeing,
     counted,
     devices,
     filled,
@@ -221,6 +222,35 @@ def kept_apart_sentences(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def untimed_sentences(table: pd.DataFrame) -> list[str]:
+    """One line per result with a run whose logged time cannot be true
+    (``ci_untimed_runs``, the runs' ``time_flag``): its score stands, its interval draws
+    none of those times."""
+    if "ci_untimed_runs" not in table:
+        return []
+    off = table[table["ci_untimed_runs"].fillna(0) > 0]
+    return [
+        f"{label}: {counted(int(r.ci_untimed_runs), 'run')} logged a time that cannot be "
+        "true (run_start before its own initialisation, which ended before run_stop): "
+        "scored as MLCommons scores it, its 95% interval draws none of "
+        f"{agreeing(int(r.ci_untimed_runs), 'that time', 'those times')} "
+        "(the runs' time_flag says which)"
+        for r, label in zip(off.itertuples(index=False), told_apart(off), strict=True)
+    ]
+
+
+def decomposition_sentences(table: pd.DataFrame) -> list[str]:
+    """One line per system whose throughput and convergence factors cannot be true
+    (``decomposition_flag``, ``gpuscale.analysis.decompose``): why they are not given."""
+    if "decomposition_flag" not in table:
+        return []
+    off = table[table["decomposition_flag"].fillna("").astype(str) != ""]
+    return [
+        f"decomposition of {label} not given: {r.decomposition_flag}"
+        for r, label in zip(off.itertuples(index=False), told_apart(off), strict=True)
+    ]
+
+
 def outlier_sentences(table: pd.DataFrame) -> list[str]:
     """One line per outlier (``gpuscale.analysis.outliers``): its time is its software's,
     not its family's, so it sets no family's reference nor picks."""
@@ -252,9 +282,11 @@ def workload_view(
     said = [
         *equilibrium_sentences(result),
         *flagged_sentences(result.table),
+        *untimed_sentences(result.table),
         *outlier_sentences(result.table),
         *kept_apart_sentences(result.table),
         *software_sentences(result.table),
+        *(decomposition_sentences(result.table) if decompose else ()),
     ]
     return TableView(
         table,
@@ -356,6 +388,7 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
         f"picks ({counted(len(table), 'system')}, {span(least, most)} accelerators)"
     )
     said = [f"{mark} {note}" for note, mark in marks.items()]
+    said += untimed_sentences(table)
     said += outlier_sentences(table)
     said += kept_apart_sentences(table)
     said.append(

@@ -103,7 +103,7 @@ class Collector:
 
     def add_run(self, rel: str, row: Row, kind: str | None = None) -> None:
         """A row of ``runs``; one that is not counted is a problem (of ``kind``, else of
-        its status)."""
+        its status), and so is a counted one whose time cannot be true (``time_flag``)."""
         org, _, system_id, bench, run_file = rel.split("/")
         full = {
             "round": self.round_name,
@@ -123,6 +123,8 @@ class Collector:
                 kind or full.get("status") or RunStatus.UNREADABLE,
                 full.get("problem") or "run not counted",
             )
+        elif full.get("time_flag"):  # counted, as the official tool counts it: said
+            self.problem(rel, ProblemKind.IMPOSSIBLE_VALUE, str(full["time_flag"]))
 
     def not_read(self, skipped: Skipped) -> bool:
         """A result file or scaling.json that is there but could not be read as a regular

@@ -87,6 +87,7 @@ def read_result_file(data: bytes, round_name: str) -> Row:
             f"first: {log.first_parse_failure}",
         )
     status, reasons = _status(data, log, violations, reasons, impossible)
+    time_flag = "" if impossible else _start_flag(log)
     is_counted = not reasons and ttt_ms is not None
     if status == RunStatus.ABORTED and log.run_stop_status != RunStatus.ABORTED:
         reasons = [*reasons, f"run_stop status {log.run_stop_status!r} (read as aborted)"]
@@ -101,6 +102,7 @@ def read_result_file(data: bytes, round_name: str) -> Row:
         "status": str(status),
         "counted": is_counted,
         "problem": "; ".join(reasons),
+        "time_flag": time_flag,
         "log_benchmark": log.benchmark,
         "log_division": log.division,
         "global_batch_size": log.global_batch_size,
@@ -114,6 +116,22 @@ def read_result_file(data: bytes, round_name: str) -> Row:
         "log_org": _text(log.first.get("submission_org")),
         "log_platform": _text(log.first.get("submission_platform")),
     }
+
+
+def _start_flag(log: RunLog) -> str:
+    """Why the run's time cannot be true (:meth:`RunLog.start_before_init`), "" where it
+    can. The run is scored as the official tool scores it all the same; the analysis
+    draws none of its time (``gpuscale.analysis.score_intervals``)."""
+    init = log.start_before_init()
+    if init is None or log.time_to_train_ms is None:
+        return ""
+    return (
+        f"run_start {log.run_start_ms:.0f} precedes init_start {init[0]:.0f} and init_stop "
+        f"{init[1]:.0f} precedes run_stop {log.run_stop_ms:.0f}: the run would have begun "
+        "before its own initialisation, which ended inside it, so its "
+        f"{log.time_to_train_ms / 60e3:,.4g} min cannot be true (scored as MLCommons "
+        "scores it; no interval draws this time)"
+    )
 
 
 def _text(value: JSON) -> str | None:

@@ -8,6 +8,7 @@ every ``run_start`` line and the scan stops at the first moment both have been s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import msgspec
@@ -90,6 +91,30 @@ class RunLog:
         if self.run_start_ms is None or self.run_stop_ms is None:
             return None
         return self.run_stop_ms - self.run_start_ms
+
+    def start_before_init(self) -> tuple[float, float] | None:
+        """(init_start, init_stop) where the logged ``run_start`` cannot be true: it
+        precedes the first ``init_start`` while the first ``init_stop`` after that precedes
+        ``run_stop``, so the run would have begun before its own initialisation, which
+        ended inside it (v0.7 Google tpu-v3-8192-TF SSD ``result_0.txt``: a round
+        placeholder, 1592800000000). None otherwise: logs whose init lines come after
+        ``run_stop`` (v0.7 Intel's TensorFlow ResNet, written after the run) keep their
+        times."""
+        if self.run_start_ms is None or self.run_stop_ms is None:
+            return None
+        starts = [time_of(r) for _, r in self.by_key.get("init_start", [])]
+        starts = [t for t in starts if math.isfinite(t)]
+        if not starts:
+            return None
+        init_start = min(starts)
+        stops = [time_of(r) for _, r in self.by_key.get("init_stop", [])]
+        stops = [t for t in stops if math.isfinite(t) and t >= init_start]
+        if not stops:
+            return None
+        init_stop = min(stops)
+        if self.run_start_ms < init_start and init_stop < self.run_stop_ms:
+            return init_start, init_stop
+        return None
 
     @property
     def mean_throughput(self) -> float | None:

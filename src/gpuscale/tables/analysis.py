@@ -103,8 +103,9 @@ CI_COLUMNS: tuple[str, ...] = tuple(
 # What the intervals kept out of a result's pooled convergence: how many results (and RCP
 # batches) at its batch converge so differently that no one law holds both
 # (``gpuscale.analysis.score_intervals``), and the ratio of the farthest one's samples to
-# converge to its own (NaN where none).
-CI_POOL_COLUMNS: tuple[str, ...] = ("ci_kept_apart", "ci_kept_apart_ratio")
+# converge to its own (NaN where none); and how many of its counted runs logged a time
+# that cannot be true (the runs' ``time_flag``), whose times no draw takes.
+CI_POOL_COLUMNS: tuple[str, ...] = ("ci_kept_apart", "ci_kept_apart_ratio", "ci_untimed_runs")
 DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "throughput_per_s",  # samples_to_converge / (60 T), in convergence_unit per second
     "throughput_factor",
@@ -113,6 +114,7 @@ DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "expected_samples_to_converge",  # E(B) of the round's RCPs at the global batch
     "samples_vs_expected",
     "convergence_basis",  # "expected" or "measured": the samples the factors used
+    "decomposition_flag",  # why its factors cannot be true ("" when they can): not given
 )
 # The K-means features (each standardised), in the order clustering uses them.
 CLUSTER_FEATURES: tuple[str, ...] = (

@@ -68,6 +68,7 @@ RUNS_SCHEMA: dict[str, str] = {
     "counted": "bool",
     "kept": "bool",
     "problem": "str",
+    "time_flag": "str",  # why its time cannot be true ("" when it can); counted all the same
     "log_benchmark": "str",
     "log_division": "str",
     "global_batch_size": "float64",

@@ -19,7 +19,7 @@ from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
-from gpuscale.tables.workloads import round_key
+from gpuscale.tables.workloads import not_scored_by, round_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -278,10 +278,11 @@ def _example(reason: str) -> str:
 
 
 def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None) -> list[str]:
-    """A line per round and benchmark of which today's rules reject most results (more
-    than half unscored): the count, and the reason most of them share (the rule a
-    noncompliant run broke, where the reason names one). ``workloads``: only these (those
-    a command was asked for; None: every one)."""
+    """A line per round and benchmark of which the round's own rules, as mlperf-logging
+    checks them today (:func:`~gpuscale.tables.workloads.not_scored_by`), reject most
+    results (more than half unscored): the count, and the reason most of them share (the
+    rule a noncompliant run broke, where the reason names one). ``workloads``: only these
+    (those a command was asked for; None: every one)."""
     lines = []
     if workloads is not None:
         scores = scores[scores["workload"].isin(workloads)]
@@ -294,7 +295,8 @@ def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None)
         rule, count = next(iter(rules.value_counts().items()))
         lines.append(
             f"{round_name} {benchmark}: {len(unscored):,} of {counted(len(rows), 'result')} "
-            f"not scored by today's rules, {count:,} for {rule or 'no reason given'} "
+            f"not scored by {not_scored_by(str(round_name))}, {count:,} for "
+            f"{rule or 'no reason given'} "
             f"(`gpuscale scores` of the round, -b {benchmark}, gives each reason)"
         )
     return lines

@@ -222,18 +222,49 @@ PUBLISHED: dict[str, dt.date] = {
 
 
 @functools.cache
-def round_names_known() -> frozenset[str]:
-    """The rounds gpuscale reads by name: each MLCommons published (``PUBLISHED``) and
-    each the installed mlperf-logging has rules for (its ``compliance_checker/training_X.Y.Z``
-    folders: a round whose results are yet to come), found without importing it."""
+def _shipped_rulesets() -> frozenset[str]:
+    """The training rulesets (``1.1.0``) the installed mlperf-logging has rules for (its
+    ``compliance_checker/training_X.Y.Z`` folders), found without importing it."""
     spec = importlib.util.find_spec("mlperf_logging")
-    found = set(PUBLISHED)
+    found = set()
     for folder in (spec.submodule_search_locations or []) if spec else []:
         for rules in (Path(folder) / "compliance_checker").glob("training_*.*.*"):
-            match = re.fullmatch(r"training_(\d+)\.(\d+)\.\d+", rules.name)
-            if match and rules.is_dir():
-                found.add(f"v{match.group(1)}.{match.group(2)}")
+            if re.fullmatch(r"training_\d+\.\d+\.\d+", rules.name) and rules.is_dir():
+                found.add(rules.name.removeprefix("training_"))
     return frozenset(found)
+
+
+@functools.cache
+def round_names_known() -> frozenset[str]:
+    """The rounds gpuscale reads by name: each MLCommons published (``PUBLISHED``) and
+    each the installed mlperf-logging has rules for (a round whose results are yet to
+    come)."""
+    found = set(PUBLISHED)
+    for ruleset in _shipped_rulesets():
+        major, minor, _ = ruleset.split(".")
+        found.add(f"v{major}.{minor}")
+    return frozenset(found)
+
+
+def own_ruleset(round_name: str) -> str | None:
+    """The round's own ruleset (``v1.1`` -> ``1.1.0``) where the installed mlperf-logging
+    has its rules, the ones its results were checked against; None otherwise (a round
+    checked against an earlier ruleset, which its problems say, or no round name)."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)", str(round_name).strip())
+    ruleset = f"{match.group(1)}.{match.group(2)}.0" if match else ""
+    return ruleset if ruleset in _shipped_rulesets() else None
+
+
+def not_scored_by(round_name: str) -> str:
+    """Whose checks leave a round's results unscored, in words: its own ruleset's as
+    mlperf-logging applies them today (v1.1's BERT logs lack the weights_initialization
+    lines ruleset 1.1.0 itself requires, and today's official summarizer rejects them
+    too; the checker of 2021 did not: no later round's rule is applied), or today's
+    rules where its own are unknown."""
+    ruleset = own_ruleset(round_name)
+    if ruleset is None:
+        return "today's rules"
+    return f"ruleset {ruleset}'s checks as mlperf-logging applies them today"
 
 
 def round_name_meant(text: str) -> str | None:

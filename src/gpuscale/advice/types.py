@@ -192,7 +192,8 @@ class RefusalKind(Code):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """``names``: the file's models or the columns missing; ``broken``: each model's counts
+    """``where``: the results file ("": a table given, not read); ``names``: the file's
+    models or the columns missing; ``broken``: each model's counts
     whose loss was not finite; where every run failed, how many, the last one's status and
     error."""
 

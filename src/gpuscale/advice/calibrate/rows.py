@@ -22,7 +22,6 @@ from gpuscale.bench.table import flag_summary
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS
-from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -108,7 +107,7 @@ class Usable:
 
 def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
     """Refused where no row is of ``model`` (:class:`BenchFieldError`) or each run failed."""
-    where = "the bench results" if source is None else quoted_path(source)  # pasteable
+    where = str(source) if isinstance(source, str | Path) else ""  # said by the phrasebook
     names = sorted({str(m) for m in table["model"].dropna()})
     if model not in names:
         raise BenchFieldError(
@@ -145,7 +144,7 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     mine = tuple((m, n) for m, n in broken if m == req.model)
     sound = bench[~bench["model"].astype(str).isin(dict(broken))]
     if mine or (broken and not (sound["status"] == "ok").any()):
-        where = "the bench results" if req.bench is None else str(req.bench)
+        where = str(req.bench) if isinstance(req.bench, str | Path) else ""
         raise CalibrationError(Refusal(RefusalKind.BROKEN, where, broken=mine or broken))
     # the broken models said where no model or family was asked; the flagged runs
     # allowed, else those of the model (or family) asked left out

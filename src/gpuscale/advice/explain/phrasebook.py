@@ -205,6 +205,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
+    "file": lambda v, of: shlex.quote(str(v)) if v else "the bench results",  # as pasted
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
     "a_count": lambda v, of: with_article(format_count(_float(v))),  # a 7M, an 8.03B
     "strategy": lambda v, of: strategy_words(str(v))["name"],  # zero2: ZeRO-2

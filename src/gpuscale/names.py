@@ -160,8 +160,8 @@ def _two_meanings(raw: str, folders: Mapping[str, set[str]]) -> list[str]:
     held = sorted(meanings & set(folders))
     if len(held) < 2:
         return []
-    both = " and ".join(f"{w} ({display_name(w)})" for w in held)
-    how = spelled(" or ".join(f"-b {w}" for w in held), " or ".join(repr(w) for w in held))
+    both = joined(f"{w} ({display_name(w)})" for w in held)
+    how = spelled(joined((f"-b {w}" for w in held), "or"), joined(map(repr, held), "or"))
     why = f"ambiguous here: the rounds loaded hold both {both}; give {how}"
     raise UnknownNameError(f"{raw!r} is {why}", typed=raw, why=why)
 

@@ -35,3 +35,19 @@ def test_all_flagged_runs_say_what_to_measure_not_what_to_change(tmp_path: Path)
     # the numbers are the same runs' (only the trust differs): the same count and step
     assert advice.decision.chosen.accelerators == trusted.decision.chosen.accelerators
     assert advice.predictions["step_ms"].equals(trusted.predictions["step_ms"])
+
+
+def test_the_rerun_of_flagged_runs_times_no_fewer_steps_than_they_did(tmp_path: Path) -> None:
+    """The command that measures flagged runs again keeps the steps they timed where above
+    the bench's default (20): a rerun at the default would be weaker evidence than the runs
+    it replaces; at the default, no --steps is added."""
+    path = _all_flagged(tmp_path)
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    longer = [{**r, "config": {**r["config"], "steps": 60}} for r in records]
+    path.write_text("\n".join(map(json.dumps, longer)) + "\n", encoding="utf-8")
+    advice = gpuscale.advise(bench=path, allow_flagged=True)
+    assert advice.calibration.runs.evidence.kept_steps == "--steps 60"
+    assert advice.decision.settle is not None and "--steps 60`" in advice.decision.settle
+    default = gpuscale.advise(bench=_all_flagged(tmp_path), allow_flagged=True)
+    assert default.calibration.runs.evidence.kept_steps == ""
+    assert default.decision.settle is not None and "--steps" not in default.decision.settle

@@ -101,3 +101,19 @@ def test_a_row_records_the_cores_the_affinity_allowed(one_of_four) -> None:
     from gpuscale.bench.telemetry import machine_environment
 
     assert machine_environment(torch.device("cpu"))["cpu_count"] == 1  # not the host's 4
+
+
+def test_a_row_names_the_slurm_job_and_nodes_that_ran_it(monkeypatch) -> None:
+    """Under Slurm a row says its job, step and nodes (rank 0's hostname names one node);
+    outside Slurm it has no such entry."""
+    import torch
+
+    from gpuscale.bench.telemetry import machine_environment
+
+    for key in ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NODELIST"):
+        monkeypatch.delenv(key, raising=False)
+    assert "slurm" not in machine_environment(torch.device("cpu"))
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "node[01-02]")
+    job = machine_environment(torch.device("cpu"))["slurm"]
+    assert job == {"job_id": "4242", "job_nodelist": "node[01-02]"}

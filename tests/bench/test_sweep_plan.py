@@ -104,3 +104,19 @@ def test_nothing_planned_is_not_run() -> None:
     planned = sweep_plan.Planned([], [], None, sweep_plan.Nodes(1, 0, None))
     with pytest.raises(ValueError):
         sweep_plan.run_planned(planned)
+
+
+def test_a_node_says_what_each_world_size_waits_for(tmp_path) -> None:
+    """Several nodes: the plan says the node, the nodes awaited, the rendezvous and how long
+    a missing node holds a world size (--timeout x --repeat, and torchrun's minute); one
+    node says none of it."""
+    bench = BenchConfig(backend="gloo", timeout_s=100.0, repeat=2)
+    settings = {"nproc": (1,), "out": tmp_path / "r.jsonl", "bench": bench}
+    one = sweep_plan.plan_sweep([("a", 1)], [], **settings)
+    assert sweep_plan.waits(one) == ""
+    two = sweep_plan.plan_sweep(
+        [("a", 1)], [], **settings, nnodes=2, node_rank=1, rdzv_endpoint="head:29500"
+    )
+    said = sweep_plan.waits(two)
+    assert numbers(said) == [1, 2, 2, 29500, 260] and "head:29500" in said
+    assert said in sweep_plan.plan_sentence(two, [])

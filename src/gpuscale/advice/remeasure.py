@@ -62,5 +62,5 @@ def as_run(
             return replace(measure, bench=None, again=held)
     if not same:
         return measure
-    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    run = BenchRun(found.model, bench.nproc, more=bench.more or found.kept_steps, run=found.run)
     return replace(measure, bench=replace(run, host_devices=host_devices))

@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 MAX_NPROC = 4096  # processes per node
+# Before the first model starts, a minute more for torchrun to come up (and every node to join)
+LAUNCH_GRACE_S = 60
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -404,7 +406,6 @@ class _Launch:
         timeout = cfg.bench.timeout_s * cfg.bench.repeat
 
         def limit_s(started: bool) -> float:
-            # Before the first model starts, allow a minute for torchrun to come up.
-            return timeout if started else timeout + 60
+            return timeout if started else timeout + LAUNCH_GRACE_S
 
         return watch(proc, events, self._on_event(world), limit_s)

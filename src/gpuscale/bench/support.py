@@ -9,11 +9,12 @@ finding: with 2 timed steps a run, one slow step moves its mean by half."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 import pandas as pd
 
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.evidence import (
     FIRM_STEPS,
     FLAGGED,
@@ -61,6 +62,15 @@ class Support:
     untrusted: int = 0  # of ``runs``, those graded flagged (read with --allow-flagged)
     flag_kinds: tuple[str, ...] = ()  # the kinds of their flags (``plausibility.FlagKind``)
     run: str = ""  # bench options of the advised run's configuration (and --out FILE)
+
+    @property
+    def kept_steps(self) -> str:
+        """``--steps N`` where its model's runs timed more steps than the bench's default
+        (``BenchConfig.steps``): a rerun at the default would time fewer steps, weaker
+        evidence than the runs it is to replace; "" otherwise."""
+        default = next(f.default for f in fields(BenchConfig) if f.name == "steps")
+        most = self.most_steps or 0
+        return f"--steps {most}" if isinstance(default, int) and most > default else ""
 
     @property
     def all_flagged(self) -> bool:

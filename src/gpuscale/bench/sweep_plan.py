@@ -13,6 +13,7 @@ from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.ladder_names import checked_names
 from gpuscale.bench.probe import count_parameters
 from gpuscale.bench.runner import (
+    LAUNCH_GRACE_S,
     Progress,
     SweepConfig,
     SweepReport,
@@ -96,7 +97,23 @@ def plan_sentence(config: SweepConfig, broken: Broken, said: tuple[str, ...] = (
     if broken:
         counted_runs += f"; {counted(len(broken), 'model')} cannot be built"
     unapplied = config.bench.unapplied(device_kind(config.bench.backend))
-    return "\n".join([counted_runs, *said, *unapplied])
+    return "\n".join([counted_runs, *said, *filter(None, [waits(config)]), *unapplied])
+
+
+def waits(config: SweepConfig) -> str:
+    """On several nodes, what each world size waits for before its first step (silent
+    otherwise: torchrun's rendezvous prints nothing while a node is missing): ``node 0 of
+    2: each world size starts once all 2 nodes have joined at host:29500; a node that
+    never joins ends it as timeout after 660 s`` (``--timeout`` x ``--repeat``, and the
+    minute allowed torchrun to come up); "" on one node."""
+    if config.nnodes < 2:
+        return ""
+    limit_s = config.bench.timeout_s * config.bench.repeat + LAUNCH_GRACE_S
+    return (
+        f"node {config.node_rank} of {config.nnodes}: each world size starts once all "
+        f"{config.nnodes} nodes have joined at {config.rdzv_endpoint}; a node that never "
+        f"joins ends it as timeout after {limit_s:,.0f} s"
+    )
 
 
 def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:

@@ -45,8 +45,13 @@ if TYPE_CHECKING:
 NvmlHandle: TypeAlias = object
 
 
+# The Slurm job a run was part of, where it ran under one: its id, step and nodes
+SLURM_JOB_KEYS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NODELIST")
+
+
 def machine_environment(device: torch.device) -> dict[str, object]:
-    """Versions, host, threads, NCCL settings and (on GPUs) the device and its links."""
+    """Versions, host, threads, NCCL settings, the Slurm job (``SLURM_JOB_KEYS``, where
+    one ran it) and (on GPUs) the device and its links."""
     # lazy: torch, the CLI imports this module without it (visible_uuids)
     import torch
 
@@ -60,6 +65,12 @@ def machine_environment(device: torch.device) -> dict[str, object]:
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
         "device_name": "cpu",
     }
+    if job := {
+        key.removeprefix("SLURM_").lower(): os.environ[key]
+        for key in SLURM_JOB_KEYS
+        if key in os.environ
+    }:
+        env["slurm"] = job  # which job and nodes ran it: rank 0's hostname names one node
     if device.type == "cuda":
         env["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
         env["device_name"] = torch.cuda.get_device_name(device)

@@ -159,6 +159,9 @@ H100_ROWS = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
         ("timing.sync_overhead_ms", -1e300, "sync_overhead_ms is -1e+300, not a number of ms"),
         ("config.bucket_mb", 0, "config.bucket_mb is 0, not a number of MiB from 1/1024"),
         ("config.params", 0, "config.params is 0: a run recorded ok trained a model with"),
+        ("timing.step_ms_mean", 0.0, "timing.step_ms_mean is 0.0: a run recorded ok took"),
+        ("timing.plain_step_ms_mean", 0, "timing.plain_step_ms_mean is 0: a run recorded ok"),
+        ("timing.samples_per_s", 0.0, "timing.samples_per_s is 0.0: a run recorded ok took"),
         ("config.accum", 2**53, "config.accum is 9007199254740992, more than a bench takes"),
         ("config.timeout_s", 1e12, "config.timeout_s is 1000000000000.0, more than a bench"),
     ],
@@ -172,10 +175,11 @@ def test_a_value_no_bench_writes_is_a_row_skipped_naming_it(
     0.0)", a bucket_mb of 0 in "bucket size must be positive, got 0.0 MiB", params 0 in
     "parameters must be positive", an accum of 2^53 in "global batch None cannot be split
     ...", no file or field named; a backward_ms of 1e300 in a ZeroDivisionError's
-    traceback. Each is what the bench writes (a time within the longest --timeout,
-    fixed_ms_low <= fixed_ms <= fixed_ms_high, a bucket --bucket-mb takes, an ok run's
-    model has parameters, a config the bench takes), else the row is skipped, the field
-    named."""
+    traceback; a plain N = 1 step of 0 ms in a speedup of 0 at N = 2, unflagged. Each is
+    what the bench writes (a time within the longest --timeout, fixed_ms_low <= fixed_ms
+    <= fixed_ms_high, a bucket --bucket-mb takes, an ok run's model has parameters and
+    its whole steps take time, a config the bench takes), else the row is skipped, the
+    field named."""
     rows = [json.loads(line) for line in H100_ROWS.read_text().splitlines()]
     section, name = field.split(".")
     rows[0][section][name] = value

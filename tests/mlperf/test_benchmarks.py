@@ -77,3 +77,38 @@ def test_ssd_with_both_meanings_loaded_is_refused_naming_both(tmp_path) -> None:
     assert result.exit_code != 0
     (line,) = [s for s in result.output.splitlines() if s.startswith("error:")]
     assert "give -b retinanet or -b ssd_resnet34" in line, result.output
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "folder", "target"),
+    [
+        ("4.1.0", "llama2_70b_lora", 0.925),  # (v <= 0.925) and v > 0.0
+        ("5.0.0", "llama31_405b", 5.6),
+        ("3.0.0", "gpt3", 2.69),  # (v <= 2.69) and v > 2.6
+        ("1.1.0", "rnnt", 0.058),  # v <= 0.058 and v > 0.0
+        ("0.7.0", "bert", 0.712),  # (v >= 0.712 if s['global_batch_size'] < 8192 ...) and v < 1
+        ("3.0.0", "dlrm_dcnv2", 0.80275),  # v >= 0.80275 and v <= 1.0
+        ("4.1.0", "stable_diffusion", None),  # two chained ranges: no one target
+    ],
+)
+def test_a_lower_is_better_target_is_its_bound_not_the_sanity_check(
+    ruleset: str, folder: str, target: float | None
+) -> None:
+    """A loss or error rate is checked as `v <= target and v > 0.0`: the target was read as
+    the first `>` bound, 0.0 (2.6 for GPT-3's 2.69), and shipped so in the plan's fits."""
+    found = quality_target(ruleset, folder)
+    assert found == (pytest.approx(target) if target is not None else None)
+
+
+def test_the_shipped_plan_fits_carry_each_rounds_quality_target() -> None:
+    from gpuscale.analysis.critical_batch import round_target
+    from gpuscale.planning.cache import bundled_fits
+
+    fits = bundled_fits()
+    assert fits is not None
+    for name, fit in fits["workloads"].items():
+        if len(fit["benchmarks"]) != 1:  # ssd -> retinanet, gnn -> rgat: per round's folder
+            continue
+        for round_name, target in fit["targets"].items():
+            assert target == round_target(round_name, fit["benchmark"]), (name, round_name)
+    assert fits["workloads"]["llama2_70b_lora"]["targets"]["v5.0"] == pytest.approx(0.925)

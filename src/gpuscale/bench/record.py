@@ -120,6 +120,19 @@ SECTIONS: dict[str, dict[str, str]] = {
 }
 # The largest whole number a row may hold (2^53: a float64 holds it exactly).
 _MOST = 2**53
+# An ok run's whole steps and its rate: above 0 (a phase, a comm or fixed cost may be 0).
+WHOLE_STEP = (
+    "step_ms_mean",
+    "step_ms_p50",
+    "step_ms_p95",
+    "nosync_step_ms_mean",
+    "nosync_step_ms_p50",
+    "nosync_step_ms_p95",
+    "plain_step_ms_mean",
+    "plain_step_ms_p50",
+    "small_batch_step_ms_mean",
+    "samples_per_s",
+)
 # The longest time a row may hold, ms: the most --timeout gives a model (30 days).
 _MOST_MS = MAX_TIMEOUT_S * 1e3
 
@@ -222,6 +235,10 @@ def record_problem(record: object) -> str | None:
         return "config.accelerators is missing"
     if record.get("status") == "ok" and config.get("params") == 0:  # the bench refuses one
         return "config.params is 0: a run recorded ok trained a model with parameters"
+    if record.get("status") == "ok":
+        for name in WHOLE_STEP:  # a step a bench timed whole took time, at some rate
+            if (value := timing.get(name)) is not None and value <= 0:
+                return f"timing.{name} is {_shown(value)}: a run recorded ok took time to step"
     if record.get("status") == "ok" and (record.get("timing") or {}).get("samples_per_s") is None:
         # an ok run always records its rate: without it the row is no measurement (at
         # N = 1 it would leave its configuration no baseline)

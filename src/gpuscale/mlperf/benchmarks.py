@@ -28,8 +28,9 @@ from gpuscale.tables.workloads import TARGETS
 
 @functools.lru_cache(maxsize=256)
 def quality_target(ruleset: str, benchmark: str) -> float | None:
-    """The number the closed quality check compares the metric with (``v['value'] >=
-    0.23`` -> 0.23); None when the ruleset has no such check for the benchmark."""
+    """The number the closed quality check compares the metric with, higher or lower
+    better (``v['value'] >= 0.23`` -> 0.23, ``(v['value'] <= 0.925) and v['value'] > 0.0``
+    -> 0.925, not its 0.0); None when the ruleset has no such check for the benchmark."""
     rules = rules_for(ruleset, "closed", benchmark)
     quality = rules.quality if not rules.missing else None
     if quality is None:  # 0.6.0: one config per benchmark, no division
@@ -38,12 +39,32 @@ def quality_target(ruleset: str, benchmark: str) -> float | None:
     if quality is None or quality.at_least_one is None:
         return None
     tree = ast.parse(quality.at_least_one.text, mode="eval")
+    # the target is the metric's inclusive bound ("reach the target"); the strict ones
+    # bound it on the other side (``< 1.0`` for an accuracy, ``> 0.0`` for a loss)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.GtE | ast.Gt):
-            bound = node.comparators[0]
-            if isinstance(bound, ast.Constant) and isinstance(bound.value, int | float):
-                return float(bound.value)
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue  # a chained range (``0.0 <= FID <= 90.0``) names no one target
+        if isinstance(node.ops[0], ast.GtE | ast.LtE):
+            sides = (node.left, node.comparators[0])
+            numbers = [s.value for s in sides if _is_number(s)]
+            if len(numbers) == 1 and any(_is_metric(s) for s in sides):
+                return float(numbers[0])
     return None
+
+
+def _is_number(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    )
+
+
+def _is_metric(node: ast.expr) -> bool:
+    """``v['value']`` or ``v['value']['BBOX']``: the logged metric, not a setting (``s``)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "v"
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,10 +1,11 @@
 """The bench worker with injected faults, for the runner's tests.
 
 ``GPUSCALE_TEST_FAULT=model:kind`` when that model starts: ``kill`` kills rank 1
-(SIGKILL), ``hang`` makes every rank sleep, ``oom`` makes rank 1 run out of memory,
-``error`` makes rank 0 raise; ``*:early`` makes every rank fail after the process group
-is up, before any model starts; ``*:exit`` makes rank 1 abort (SIGABRT) after every
-model finished, as it leaves the process group. Test-only: the package never reads this variable.
+(SIGKILL), ``slowkill`` too, with rank 0 slow (2 s) to note each model finished,
+``hang`` makes every rank sleep, ``oom`` makes rank 1 run out of memory, ``error`` makes
+rank 0 raise; ``*:early`` makes every rank fail after the process group is up, before any
+model starts; ``*:exit`` makes rank 1 abort (SIGABRT) after every model finished, as it
+leaves the process group. Test-only: the package never reads this variable.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def _faulty(name, cfg, device, *rest):
     target, _, kind = os.environ.get("GPUSCALE_TEST_FAULT", ":").partition(":")
     rank = int(os.environ.get("RANK", "0"))
     if name == target:
-        if kind == "kill" and rank == 1:
+        if kind in ("kill", "slowkill") and rank == 1:
             os.kill(os.getpid(), signal.SIGKILL)
         if kind == "hang":
             time.sleep(3600)
@@ -36,6 +37,16 @@ def _faulty(name, cfg, device, *rest):
 
 
 worker.run_model = _faulty
+
+if os.environ.get("GPUSCALE_TEST_FAULT", "").endswith(":slowkill"):
+    _quick_note = worker._note
+
+    def _slow_note(progress, local_rank, event, *rest):
+        if event == "finished" and int(os.environ.get("RANK", "0")) == 0:
+            time.sleep(2)  # the other ranks, were they not held, start the next model
+        return _quick_note(progress, local_rank, event, *rest)
+
+    worker._note = _slow_note
 
 if os.environ.get("GPUSCALE_TEST_FAULT") == "*:early":
 

@@ -92,6 +92,8 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
     "fault, status, words",
     [
         ("mlp-1m:kill", "crashed", "signal 9"),
+        # rank 0 slow to say the model before finished: the kill is still the next one's
+        ("mlp-1m:slowkill", "crashed", "signal 9"),
         ("mlp-1m:oom", "oom", "OutOfMemoryError"),
         ("mlp-1m:error", "error", "shapes (8, 3)"),
     ],

@@ -235,6 +235,9 @@ def _run_models(
                 _note(args.progress, 0, "row", key, json.dumps(record, default=str))
             else:
                 append_result(args.jsonl, record)
+        # the next model starts once rank 0 has noted this one's row: a rank that dies in
+        # the next cannot end the launch before this model is said finished and written
+        dist.barrier()
 
 
 def _note(progress: Path | None, local_rank: int, event: str, key: str, extra: str = "") -> None:

@@ -163,6 +163,7 @@ H100_ROWS = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
         ("timing.plain_step_ms_mean", 0, "timing.plain_step_ms_mean is 0: a run recorded ok"),
         ("timing.samples_per_s", 0.0, "timing.samples_per_s is 0.0: a run recorded ok took"),
         ("config.accum", 2**53, "config.accum is 9007199254740992, more than a bench takes"),
+        ("config.accum", 2.0, "config.accum is 2.0, not a whole number >= 1 written as an integ"),
         ("config.timeout_s", 1e12, "config.timeout_s is 1000000000000.0, more than a bench"),
     ],
 )

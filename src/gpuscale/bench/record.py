@@ -196,6 +196,8 @@ def _field_problem(name: str, value: object, kind: str) -> str | None:
     ok, expected = _CHECKS[kind]
     if value is None or ok(value):
         return None
+    if kind in ("int", "count") and isinstance(value, float) and value.is_integer():
+        expected += f" written as an integer ({value:.0f}, not {value!r})"
     return f"{name} is {_shown(value)}, not {expected}"
 
 

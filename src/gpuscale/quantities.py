@@ -132,6 +132,12 @@ UNIT_LABELS = {
     "gbs": "GB/s",
 }
 
+# The words that make a column a measure, not a count (``quantities.measure_column``): a
+# time, energy, power or rate unit as its last word, or a ratio of two measures anywhere in
+# its name. A setting given in MiB (``bucket_mb``) or a count (``global_batch``) is neither.
+MEASURE_UNITS = frozenset({"ms", "s", "min", "hours", "j", "kj", "kwh", "w", "gbs"})
+RATIO_WORDS = frozenset({"speedup", "efficiency", "factor", "prime"})  # prime: e_prime, E'
+
 # Columns whose ``_mb`` suffix, as PyTorch spells it, counts MiB (2**20 bytes): DDP's
 # ``bucket_cap_mb``; a table writes the unit meant.
 MIB_COLUMNS = frozenset({"bucket_mb"})
@@ -146,6 +152,15 @@ def column_label(column: str) -> str:
     if column in MIB_COLUMNS:
         return " ".join([*words, "MiB"])
     return " ".join([*words, UNIT_LABELS.get(last, last)] if words else [last])
+
+
+def measure_column(column: str) -> bool:
+    """Whether a column's name says it holds a measure (:data:`MEASURE_UNITS` last,
+    :data:`RATIO_WORDS` anywhere: ``step_ms``, ``speedup_low``, ``convergence_factor``):
+    its whole floats are then written with their figures (1.000 beside 0.7828), where a
+    column of counts through a float (``accelerators`` beside a NaN) writes 8."""
+    words = column.lower().split("_")
+    return words[-1] in MEASURE_UNITS or not RATIO_WORDS.isdisjoint(words)
 
 
 def plural(noun: str) -> str:

@@ -34,6 +34,17 @@ def test_a_whole_float_beside_fractions_keeps_its_figures_a_count_does_not() -> 
     assert cells_text([[2.0], [3.5]], [".1f"]) == [["2.0"], ["3.5"]]  # a spec rules
 
 
+def test_a_column_named_as_a_measure_keeps_its_figures_when_all_whole() -> None:
+    """A column whose name says a measure (a unit last, a ratio word) writes 1.0 as 1.000
+    with no fraction beside it; a count's column (``accelerators``, ``global_batch``) and a
+    setting in MiB (``bucket_mb``) keep 8."""
+    rows = [[1.0, 1.0, 20.0, 8.0, 8.0, 25.0], [1.0, 1.0, 12.0, 16.0, 16.0, 25.0]]
+    columns = ["convergence_factor", "speedup_low", "step_ms", "accelerators", "global_batch"]
+    text = cells_text(rows, [None] * 6, [*columns, "bucket_mb"])
+    assert text[0] == ["1.000", "1.000", "20.00", "8", "8", "25"]
+    assert cells_text(rows, [None] * 6)[0] == ["1", "1", "20", "8", "8", "25"]  # no names
+
+
 def test_least_width_keeps_numbers_whole_and_caps_long_words() -> None:
     assert least_width("busbw GB/s", ["123456.78"], True) == len("123456.78")
     assert least_width("name", ["a" * 40], False) == 16

@@ -204,7 +204,7 @@ def _print_cells(
         title, soft_wrap = textwrap.fill(title, console.width), False
     headers = [column_label(c) for c in columns]  # wraps at the spaces; units as SI's
     specs = [(formats or {}).get(c) for c in columns]
-    rows = cells_text(values, specs)
+    rows = cells_text(values, specs, columns)
     keep, widths, dropped = columns_that_fit(
         console.width, columns, headers, rows, numeric, drop_order
     )

@@ -9,7 +9,14 @@ import numbers
 import textwrap
 from collections.abc import Container, Iterable, Sequence
 
-from gpuscale.quantities import TABLE_DIGITS, column_label, filled, number, share_text
+from gpuscale.quantities import (
+    TABLE_DIGITS,
+    column_label,
+    filled,
+    measure_column,
+    number,
+    share_text,
+)
 
 
 def columns_that_fit(
@@ -99,10 +106,15 @@ def holds_fractions(values: Iterable[object]) -> bool:
     return any(math.isfinite(r) and not r.is_integer() for r in reals)
 
 
-def cells_text(rows: list[list[object]], specs: list[str | None]) -> list[list[str]]:
+def cells_text(
+    rows: list[list[object]], specs: list[str | None], columns: Sequence[str] = ()
+) -> list[list[str]]:
     """A table's rows as text (:func:`cell_text`), a column's whole floats as measures
-    where it holds fractions (``fixed excess ms``: 0, 2.000, 3.000, 3.500)."""
-    measures = [holds_fractions(row[k] for row in rows) for k in range(len(specs))]
+    where it holds fractions (``fixed excess ms``: 0, 2.000, 3.000, 3.500) or its name
+    says a measure (``columns``, :func:`~gpuscale.quantities.measure_column`: a
+    ``convergence factor`` of 1.000 at every count beside efficiencies)."""
+    named = [measure_column(c) for c in columns] or [False] * len(specs)
+    measures = [named[k] or holds_fractions(row[k] for row in rows) for k in range(len(specs))]
     return [
         [cell_text(v, spec, measure=m) for v, spec, m in zip(row, specs, measures, strict=True)]
         for row in rows

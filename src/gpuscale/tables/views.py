@@ -315,7 +315,8 @@ def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None)
             f"{round_name} {benchmark}: {len(unscored):,} of {counted(len(rows), 'result')} "
             f"not scored by {not_scored_by(str(round_name))}, {count:,} for "
             f"{rule or 'no reason given'} "
-            f"(`gpuscale scores` of the round, -b {benchmark}, gives each reason)"
+            f"(each result's own in its score_reason: `gpuscale scores` of the round, -b "
+            f"{benchmark} --columns submitter,system_name,score_reason, lists them)"
         )
     return lines
 

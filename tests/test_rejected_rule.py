@@ -31,8 +31,30 @@ def test_the_rule_most_results_broke_is_said_whole() -> None:
     counted = line.split(
         "not scored by ruleset 1.1.0's checks as mlperf-logging applies them today, "
     )[1]
-    assert counted.startswith(f"2 for {TARGET} (`gpuscale scores`"), line
+    assert counted.startswith(f"2 for {TARGET} (each result's own in its score_reason"), line
     assert line.startswith("v1.1 bert: 4 of 5 results")
+
+
+def test_where_each_reason_is_names_the_column_not_the_command_just_run() -> None:
+    """`gpuscale scores` of v1.1 said "(`gpuscale scores` of the round, -b bert, gives each
+    reason)": the command just run. It names the column, and the columns that list the
+    reasons one result a line (the table folds each over four lines)."""
+    reason = "10 runs did not count: 10 noncompliant (e.g. 0 weights_initialization lines)"
+    scores = pd.DataFrame(
+        {
+            "round": "v1.1",
+            "benchmark": ["bert", "bert", "minigo"],
+            "workload": ["bert", "bert", "minigo"],
+            "time_to_train_min": [None, None, None],
+            "score_reason": [reason] * 3,
+        }
+    )
+    lines = rejected_notes(scores)
+    assert [line.split(":")[0] for line in lines] == ["v1.1 bert", "v1.1 minigo"]
+    for line, benchmark in zip(lines, ("bert", "minigo"), strict=True):
+        hint = line[line.index("(each result's") :]
+        assert f"-b {benchmark} --columns submitter,system_name,score_reason" in hint
+        assert "gives each reason" not in hint
 
 
 def test_the_round_s_own_ruleset_is_named_where_known() -> None:

@@ -50,7 +50,8 @@ def test_threshold_validation_and_empty() -> None:
     empty = equilibrium(table.iloc[0:0])
     assert empty.picks == []
     # each criterion that picked nothing says why (an empty table said nothing at all)
-    assert sorted(empty.unpicked) == sorted(["knee", "speed x efficiency", "E' >= 0.8 x best"])
+    assert list(empty.unpicked) == ["knee", "max_speed_x_efficiency", "efficiency_threshold"]
+    assert empty.unpicked_labels == ["knee", "speed x efficiency", "E' >= 0.8 x best"]
     assert set(empty.unpicked.values()) == {"the table has no system"}
     assert (empty.benchmark, empty.scope, empty.pareto, empty.reference) == ("", "all", [], "")
     shown = repr(empty).splitlines()
@@ -155,7 +156,7 @@ def test_a_criterion_that_picked_nothing_says_why() -> None:
         ("lone", "A100-PCIe-80GB", 32, 9.0),
     ]
     per_family = equilibrium(scaling_table(scores_of(rows), "bert", reference="family"))
-    for criterion in ("speed x efficiency", "E' >= 0.8 x best"):
+    for criterion in ("max_speed_x_efficiency", "efficiency_threshold"):
         assert "several references" in per_family.unpicked[criterion]
     two = equilibrium(scaling_table(scores([("a", "X", 1, 10.0), ("b", "X", 2, 6.0)]), "bert"))
     assert two.unpicked == {"knee": "a knee needs 3 or more accelerator counts; the table has 2"}
@@ -163,10 +164,12 @@ def test_a_criterion_that_picked_nothing_says_why() -> None:
     assert full.unpicked == {} and len(full.picks) == 3
 
 
-def test_the_json_keys_why_none_picked_as_the_picks_whatever_the_threshold() -> None:
-    """``unpicked`` in the JSON is keyed by the criterion ids its picks are keyed by
-    (``max_speed_x_efficiency``, ``efficiency_threshold``), one key at every threshold,
-    the label (which moves with the threshold) beside the reason."""
+def test_why_none_picked_is_keyed_as_the_picks_whatever_the_threshold() -> None:
+    """``unpicked`` is keyed by the criterion ids its picks are keyed by
+    (``max_speed_x_efficiency``, ``efficiency_threshold``), one key at every threshold, in
+    Python as in the JSON; the label (which moves with the threshold) beside the reason
+    in the JSON, and from ``label_of`` in Python (it was keyed by label in Python: the
+    key moved with --threshold)."""
     from gpuscale.analysis.document import equilibrium_json
 
     from .tables import scores as scores_of
@@ -178,8 +181,12 @@ def test_the_json_keys_why_none_picked_as_the_picks_whatever_the_threshold() -> 
     ]
     table = scaling_table(scores_of(rows), "bert", reference="family")
     for threshold in (0.8, 0.7):
-        shown = equilibrium_json(equilibrium(table, threshold=threshold))
+        eq = equilibrium(table, threshold=threshold)
+        assert {"max_speed_x_efficiency", "efficiency_threshold"} <= set(eq.unpicked)
+        assert eq.label_of("efficiency_threshold") == f"E' >= {threshold:g} x best"
+        shown = equilibrium_json(eq)
         unpicked = shown["unpicked"]
+        assert {k: u["why"] for k, u in unpicked.items()} == eq.unpicked
         assert {"max_speed_x_efficiency", "efficiency_threshold"} <= set(unpicked)
         assert all(shown[k] is None for k in unpicked)  # each a pick's key, that pick none
         assert unpicked["efficiency_threshold"]["criterion"] == f"E' >= {threshold:g} x best"

@@ -322,20 +322,31 @@ def test_an_empty_archive_says_so_before_any_word_on_round_names(tmp_path, conte
 
 
 def test_a_command_reading_a_cut_archive_says_what_was_not_read(tmp_path, golden) -> None:
-    """``gpuscale scores PATH`` on an archive cut short keeps what it read (exit 0) and
-    says on stderr that not all was read, and after which member (it said nothing)."""
+    """``gpuscale scores PATH`` on an archive cut short keeps what it read, says on stderr
+    that not all was read, after which member, and that its numbers are of that part,
+    and exits 1 (it exited 0: a script reading its CSV took a part for the round); the
+    whole archive exits 0, and so does ``ingest``'s exit follow the same rule."""
     from typer.testing import CliRunner
 
     from gpuscale.cli import app
 
     rb, packed = six_systems_tar_xz(os.urandom)
+    whole = tmp_path / "whole" / f"{rb.name}.tar.xz"
+    whole.parent.mkdir()
+    whole.write_bytes(packed)
+    assert CliRunner().invoke(app, ["scores", str(whole), "-f", "csv"]).exit_code == 0
     path = tmp_path / f"{rb.name}.tar.xz"
     path.write_bytes(packed[: len(packed) // 2])
     result = CliRunner().invoke(app, ["scores", str(path), "-f", "csv"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert "Acme" in result.stdout  # what was read before the cut
     said = [x for x in result.stderr.splitlines() if "NOT ALL READ: corrupt archive" in x]
     assert len(said) == 1 and "after Acme/" in said[0]  # the last member read
+    warned = [x for x in result.stderr.splitlines() if x.startswith("warning: ")]
+    assert len(warned) == 1 and "of the part read" in warned[0] and rb.name[-4:] in warned[0]
+    ingest = CliRunner().invoke(app, ["ingest", str(path), "--out", str(tmp_path / "t")])
+    assert ingest.exit_code == 1 and (tmp_path / "t").is_dir(), ingest.output
+    assert warned[0] in ingest.stderr.splitlines()  # the same warning, the same status
     # where the cut falls (random bytes) and the decompressor's words are not gpuscale's
     words = re.sub(r"after Acme/\S+ \(.*?\)", "after <member> (<error>)", said[0])
     golden.check("mlperf/source_refusals", "a cut archive, read by a command", words)

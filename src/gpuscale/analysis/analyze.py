@@ -163,7 +163,11 @@ def not_analysed(
         unscored = scores[scores["time_to_train_min"].isna()]
         asked = int(in_division(unscored, division).sum())
         return of_other_divisions(with_count, division, unscored=asked)
-    return "no scored system matches the options"
+    return NO_MATCH
+
+
+# why a workload with scored systems is not analysed: the options left none
+NO_MATCH = "no scored system matches the options"
 
 
 def finish_workload(
@@ -321,11 +325,13 @@ def analyze_or_explain(
             "families": ", ".join(options.families or ()) or None,
         }
         given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
+        # the workloads the options alone left empty named in the lead, never said again
+        matched = filled(" of {}", _first(pairs.pop(NO_MATCH, [])))
         said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
         if options.availability is not None:  # a typo matches nothing: what would match
             said.append(_availabilities(tables, workloads, options))
         raise NothingAnalysedError(
-            f"no scored system matches these options{filled(' ({})', given)}"
+            f"no scored system{matched} matches these options{filled(' ({})', given)}"
             + "".join(f"; {x}" for x in said)
         )
     return results
@@ -342,7 +348,8 @@ def _availabilities(tables: RoundTables, workloads: list[str], options: Analysis
     kinds = sorted({str(a) for a in scored["availability"].dropna()})
     given = str(options.availability)
     return (
-        f"availability {given!r} is looked for within theirs: {', '.join(kinds) or 'none'}"
+        "their availabilities (the text is looked for within each): "
+        f"{', '.join(kinds) or 'none'}"
         f"{did_you_mean(given, kinds)}"
     )
 

@@ -106,7 +106,10 @@ def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict
         "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency, table, eq.scope),
         "efficiency_threshold": _pick_json(eq.efficiency_threshold, table, eq.scope),
         "agreement": eq.agreement,
-        "unpicked": eq.unpicked_by_id,
+        # each criterion that picked nothing, by its id as its pick: its label beside why
+        "unpicked": {
+            c: {"criterion": eq.label_of(c), "why": why} for c, why in eq.unpicked.items()
+        },
     }
 
 

@@ -44,6 +44,8 @@ CRITERION_IDS = {
     Criterion.SPEED_X_EFFICIENCY: "max_speed_x_efficiency",
     Criterion.EFFICIENCY_THRESHOLD: "efficiency_threshold",
 }
+_IDS = tuple(CRITERION_IDS[c] for c in _CRITERIA)
+_BY_ID = {i: c for c, i in CRITERION_IDS.items()}
 EQUILIBRIUM_FIELDS = (
     ".knee",
     ".max_speed_x_efficiency",
@@ -64,7 +66,9 @@ class Equilibrium:
     knee: Pick | None = None
     max_speed_x_efficiency: Pick | None = None
     efficiency_threshold: Pick | None = None
-    # why a criterion picked nothing (None above), by its label; empty when all picked
+    # why a criterion picked nothing (None above), by its id (``CRITERION_IDS``: the
+    # field of its pick, whatever the threshold; its label: ``label_of``); empty when all
+    # picked
     unpicked: dict[str, str] = field(default_factory=dict)
     # the ``org/system_id`` the picks' E' is against; "" where the table has several
     reference: str = ""
@@ -80,7 +84,7 @@ class Equilibrium:
             )
         return result_repr(
             f"Equilibrium ({self.benchmark}, {self.scope})",
-            [*(p.line for p in self.picks), *(f"{label}: none" for label in self.unpicked)],
+            [*(p.line for p in self.picks), *(f"{label}: none" for label in self.unpicked_labels)],
             EQUILIBRIUM_FIELDS,
         )
 
@@ -92,16 +96,15 @@ class Equilibrium:
             if p is not None
         ]
 
+    def label_of(self, criterion_id: str) -> str:
+        """How people read a criterion of ``unpicked`` (its id, :data:`CRITERION_IDS`):
+        ``E' >= 0.8 x best`` for ``efficiency_threshold`` at this threshold."""
+        return _BY_ID[criterion_id].label(self.threshold)
+
     @property
-    def unpicked_by_id(self) -> dict[str, dict[str, str]]:
-        """``unpicked`` keyed as the picks are, by each criterion's id
-        (:data:`CRITERION_IDS`: ``efficiency_threshold``, whatever the threshold), its
-        label (``criterion``, as a pick's) and why (``why``) beside: the JSON's."""
-        return {
-            CRITERION_IDS[c]: {"criterion": label, "why": self.unpicked[label]}
-            for c in _CRITERIA
-            if (label := c.label(self.threshold)) in self.unpicked
-        }
+    def unpicked_labels(self) -> list[str]:
+        """The labels of the criteria that picked nothing, in ``unpicked``'s order."""
+        return [self.label_of(c) for c in self.unpicked]
 
     @property
     def why_none(self) -> str:
@@ -132,7 +135,7 @@ class Equilibrium:
             text = f"{every} agree on {picks[0].accelerators:,} accelerators"
             if self.unpicked:  # one that picked none never counted as agreeing
                 none = agreeing(len(self.unpicked), "picks", "pick")
-                text += f"; {joined(list(self.unpicked))} {none} none"
+                text += f"; {joined(self.unpicked_labels)} {none} none"
         return text + f" ({len(on_front)} of {len(picks)} picks on the Pareto front)"
 
 
@@ -211,7 +214,7 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
     # only the columns read here: every sort and filter below copies each column kept
     table = table[[c for c in table.columns if c in _READ]]
     if table.empty:  # nothing picked, each criterion said as such (never an empty why)
-        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), NO_SYSTEM)
+        why = dict.fromkeys(_IDS, NO_SYSTEM)
         return Equilibrium(benchmark="", scope=scope, threshold=threshold, unpicked=why)
     benchmark = str(table["workload"].iloc[0])
     on_front = pareto_mask(
@@ -222,12 +225,12 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
     if no_scaling:  # E' against itself or a peer at its count: no scaling
-        why = dict.fromkeys((c.label(threshold) for c in _CRITERIA), no_scaling)
+        why = dict.fromkeys(_IDS, no_scaling)
         return Equilibrium(benchmark, scope, threshold, pareto=pareto, unpicked=why)
     knee_row = knee_pick(table)
     knee, unpicked = None, {}
     if knee_row is None:
-        unpicked[Criterion.KNEE.label(threshold)] = _no_knee(table)
+        unpicked[CRITERION_IDS[Criterion.KNEE]] = _no_knee(table)
     else:
         knee = _pick(Criterion.KNEE, knee_row, threshold, table)
     by_time = Equilibrium(
@@ -243,7 +246,7 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
     if _several_references(table):
         # per-family references: E' (and S, E) of different references are not comparable,
         # so only the knee (T against N) is picked across them
-        why = {c.label(threshold): SEVERAL_REFERENCES for c in by_e}
+        why = {CRITERION_IDS[c]: SEVERAL_REFERENCES for c in by_e}
         return replace(by_time, unpicked={**unpicked, **why})
     score = table["speedup"] * table["efficiency"]
     best = table.loc[score.idxmax()]
@@ -254,7 +257,7 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
     if good.empty:
         unpicked = {
             **unpicked,
-            by_e[1].label(threshold): f"no count's fastest system keeps E' >= {floor:.3g}",
+            CRITERION_IDS[by_e[1]]: f"no count's fastest system keeps E' >= {floor:.3g}",
         }
     else:
         kept = _pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold, table)

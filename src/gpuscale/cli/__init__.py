@@ -20,9 +20,10 @@ from gpuscale.cli import plan  # noqa: F401
 
 # isort: on
 from gpuscale.cli.common import app
-from gpuscale.cli.options import OnceEach, help_paragraphs
+from gpuscale.cli.options import OnceEach
 from gpuscale.cli.output import err
 from gpuscale.sources.signals import run_until_signalled
+from gpuscale.tables.command_line import help_paragraphs
 
 for _registered in app.registered_commands:  # every command's help, however registered
     _doc = _registered.help or (_registered.callback and _registered.callback.__doc__)

@@ -20,7 +20,7 @@ from gpuscale.names import UnknownNameError, asked_workloads, choose_workloads, 
 from gpuscale.quantities import filled
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
-from gpuscale.tables.command_line import EXPLAIN_HELP
+from gpuscale.tables.command_line import EXPLAIN_HELP, UNREAD
 from gpuscale.tables.requests import help_of
 from gpuscale.tables.round_requests import ROUND_OPTION, RoundSelection
 from gpuscale.version import __version__
@@ -132,9 +132,12 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     """Raw rounds read with a progress bar (``gpuscale.mlperf.load.read_paths``); a path
     that is no round ends the command with why (ingest takes no benchmark: no -b hint)."""
     from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
+    from gpuscale.tables.views import not_whole
 
     with _reading() as update:
-        return read(paths, round_names, progress=update, benchmark_option=None)
+        tables = read(paths, round_names, progress=update, benchmark_option=None)
+    UNREAD.set(UNREAD.get() | set(not_whole(tables.problems)))
+    return tables
 
 
 def load_tables(selection: RoundSelection, study: bool = False, bench: Path | None = None):
@@ -145,11 +148,12 @@ def load_tables(selection: RoundSelection, study: bool = False, bench: Path | No
     def said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
         """The problems of the raw rounds read (``sources``: the path of each), said (any
         part of them not read, never unsaid; of the workloads asked only, not others')."""
-        from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
+        from gpuscale.tables.views import not_whole, reading_notes, rejected_notes  # lazy: pandas
 
         for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
             say([line], stderr=True) if line.startswith("warning: ") else note(line)
         note(*rejected_notes(read.scores, asked_workloads(read.scores, selection.benchmark)))
+        UNREAD.set(UNREAD.get() | set(not_whole(read.problems)))
 
     with _reading(selection.asked) as update:
         kept = {"progress": update, "on_read": said, "on_note": note}

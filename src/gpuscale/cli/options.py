@@ -14,7 +14,7 @@ import typer
 
 from gpuscale.cli.output import OPTIONS, fail, fail_on, note
 from gpuscale.cli.usage import one_line
-from gpuscale.tables.command_line import explain_unused, help_alone, refused_at_parse
+from gpuscale.tables.command_line import UNREAD, explain_unused, help_alone, refused_at_parse
 from gpuscale.tables.request_text import is_request, option_names, request_of, required_options
 from gpuscale.tables.requests import command_line_type, help_for
 
@@ -44,13 +44,6 @@ def request_options(request: type, skip: tuple[str, ...], name: str) -> list[ins
             )
         )
     return params
-
-
-def help_paragraphs(text: str) -> str:
-    """A docstring as command help: each paragraph's lines joined (Typer keeps a
-    docstring's line breaks, which a terminal of another width shows as ragged lines)."""
-    paragraphs = inspect.cleandoc(text).split("\n\n")
-    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
 def command(
@@ -102,3 +95,8 @@ class OnceEach(typer.core.TyperCommand):
         return super().parse_args(ctx, help_alone(self.make_parser(ctx), args))  # help wins
 
     parse_args = one_line(_parse)
+
+    def invoke(self, ctx: typer.Context) -> object:  # a round read not whole: exit 1 once done
+        UNREAD.set(frozenset())
+        done = super().invoke(ctx)
+        return ctx.exit(1) if UNREAD.get() else done

@@ -203,8 +203,8 @@ def report(
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads).
 
     Exit status: 0 written with all that was asked; 1 written without the advice --advise
-    asked for (stderr says why; `gpuscale advise --bench` exits 2 on that file) or with no
-    run of --bench measured (each failed; `analyze --bench` exits 1); 2 nothing written."""
+    asked for (stderr says why; `advise --bench` exits 2 on that file), with no run of
+    --bench measured (`analyze --bench` exits 1) or of a round not read whole; 2 nothing."""
     from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: pandas, matplotlib
     from gpuscale.report.request import write_report
 

@@ -12,9 +12,16 @@ from gpuscale.analysis.crossing import (
     reference_family,
     scaling_family,
 )
-from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
+from gpuscale.analysis.decompose import (
+    dominant_loss,
+    expected_samples,
+    family_decomposition,
+    table_basis,
+    within_family,
+)
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
+from gpuscale.analysis.terminal import untimed_sentences
 from gpuscale.quantities import article, counted, devices, filled, format_minutes, named, number
 from gpuscale.report.republished_words import (
     Firsts,
@@ -216,6 +223,45 @@ def _overall_equilibrium_sentence(result: WorkloadAnalysis, firsts: Firsts) -> s
     )
 
 
+# what a system needs for its factors of E', and its name in words
+_FACTOR_INPUTS = (
+    ("global_batch_size", "global batch"),
+    ("samples_to_converge", "samples-to-converge count"),
+)
+
+
+def _no_factors(row: pd.Series) -> str:
+    """Why a system has no throughput or convergence factor: its own flag where the
+    decomposition gave one, else its count's flag, else what its logs lack."""
+    for column in ("decomposition_flag", "samples_to_converge_flag"):
+        if isinstance(flag := row.get(column), str) and flag:
+            return flag
+    lacking = [what for column, what in _FACTOR_INPUTS if pd.isna(row.get(column))]
+    return f"no {' or '.join(lacking)} in its logs" if lacking else "no factor computed"
+
+
+def undrawn_factors_sentence(table: pd.DataFrame, family: str) -> str | None:
+    """The systems of ``family`` that the why-E'-falls figure leaves out, each with why
+    (``report.convergence_figures.decomposition`` draws only a system with both factors;
+    it left them out unsaid). None where it draws every one, or none (its place then
+    says why)."""
+    own = within_family(table, family, table_basis(table))
+    if own.empty:
+        return None
+    off = own[own["throughput_efficiency"].isna() | own["convergence_factor"].isna()]
+    if off.empty or len(off) == len(own):
+        return None
+    each = "; ".join(
+        f"{named(r['submitter'], r['system_name'])} "
+        f"({devices(r['accelerators'], r['accelerator_family'])}): {_no_factors(r)}"
+        for _, r in off.iterrows()
+    )
+    return (
+        f"The figure of why E' falls within {family} draws {len(own) - len(off)} of its "
+        f"{counted(len(own), 'system')} (those with both factors); left out: {each}."
+    )
+
+
 def _cluster_sentence(result: WorkloadAnalysis) -> str | None:
     clustering = result.clustering
     if clustering.k <= 1:
@@ -243,8 +289,11 @@ def workload_findings(
         superlinear_sentence(table),
         _family_scaling_sentence(table, big_family),
         why_efficiency_falls(table, big_family, basis),
+        undrawn_factors_sentence(table, big_family),
         _overall_equilibrium_sentence(result, firsts),
         _cluster_sentence(result),
+        # a run whose logged time cannot be true, said as analyze says it
+        *(f"{line}." for line in untimed_sentences(table)),
     ]
     lead = _within_family_answer(result, big_family, firsts)
     overview = [*_overview(result, reference_rule, firsts), republished_sentence(table, firsts)]

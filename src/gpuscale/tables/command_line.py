@@ -5,12 +5,14 @@ Pure Python; the CLI builds its options from these."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import shlex
 import typing
 from collections import Counter
 from collections.abc import Container, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import Field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -20,6 +22,10 @@ from gpuscale.tables.spelling import options_meant, suggested
 
 if TYPE_CHECKING:
     import click
+
+# The rounds the running command read not whole (``tables.views.not_whole``): it exits 1
+# once it has said what it read (``cli.options.OnceEach``)
+UNREAD: ContextVar[frozenset[str]] = ContextVar("UNREAD", default=frozenset())
 
 
 class CommandParser(Protocol):
@@ -303,3 +309,10 @@ def option_name(f: Field) -> str:
     names = f.metadata.get("names") or ()
     long = [n.split("/")[0] for n in names if n.startswith("--")]
     return (long or list(names) or ["--" + f.name.replace("_", "-")])[0]
+
+
+def help_paragraphs(text: str) -> str:
+    """A docstring as command help: each paragraph's lines joined (Typer keeps a
+    docstring's line breaks, which a terminal of another width shows as ragged lines)."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)

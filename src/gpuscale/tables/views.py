@@ -245,6 +245,7 @@ def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
         )
         lines += list(problems[problems["kind"] == "other ruleset"]["message"])
         lines += [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
+        lines += [_not_whole_warning(str(round_name))] * bool(not_whole(problems))
     if not len(tables.problems):
         return lines, None
     counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
@@ -254,6 +255,23 @@ def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
 # Problems that mean part of the input was not read at all (the others are what the
 # logs that were read say, as in every round: aborted runs, missing fields).
 NOT_READ = ("corrupt archive", "unreadable", "not a file", "unsafe path", "worker")
+# Of those, the ones that leave the round itself not read whole (an archive cut short or
+# damaged, a file the system would not give, a reader that died): a command says what it
+# read, as of that part only, and exits 1. The others skip what the round holds as
+# published (an archive inside it, an unsafe member name): every read skips the same.
+NOT_WHOLE = ("corrupt archive", "unreadable", "worker")
+
+
+def not_whole(problems: pd.DataFrame) -> list[str]:
+    """The rounds of ``problems`` not read whole (:data:`NOT_WHOLE`), by name."""
+    return sorted(problems.loc[problems["kind"].isin(NOT_WHOLE), "round"].astype(str).unique())
+
+
+def _not_whole_warning(round_name: str) -> str:
+    return (
+        f"warning: {round_name} was not read whole: every number given of it is of the "
+        "part read, not of the round (exit status 1)"
+    )
 
 
 def _where(path: object, message: str) -> str:
@@ -297,7 +315,8 @@ def rejected_notes(scores: pd.DataFrame, workloads: Sequence[str] | None = None)
             f"{round_name} {benchmark}: {len(unscored):,} of {counted(len(rows), 'result')} "
             f"not scored by {not_scored_by(str(round_name))}, {count:,} for "
             f"{rule or 'no reason given'} "
-            f"(`gpuscale scores` of the round, -b {benchmark}, gives each reason)"
+            f"(each result's own in its score_reason: `gpuscale scores` of the round, -b "
+            f"{benchmark} --columns submitter,system_name,score_reason, lists them)"
         )
     return lines
 
@@ -306,9 +325,10 @@ def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None =
     """What a command that read raw rounds tells its reader of their problems, a line per
     round: how many of each kind, and each problem that left part of the input unread
     (``NOT_READ``: a damaged archive, an unreadable file) with its message, the first
-    three of a kind; ``gpuscale ingest`` of the round's path (``sources``: round -> the
-    path read) lists them all. First, each warning (``warning: ...``): a path read as a
-    round its logs contradict (``other round``)."""
+    three of a kind, and where the round was not read whole (``NOT_WHOLE``) a warning that
+    its numbers are of the part read; ``gpuscale ingest`` of the round's path
+    (``sources``: round -> the path read) lists them all. First, each warning (``warning:
+    ...``): a path read as a round its logs contradict (``other round``)."""
     lines = [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
     for round_name, rows in problems.groupby("round", sort=True):
         counts = rows["kind"].value_counts()
@@ -329,4 +349,5 @@ def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None =
             ]
             if len(group) > 3:
                 lines[-1] += f" (and {len(group) - 3:,} more)"
+        lines += [_not_whole_warning(str(round_name))] * bool(not_whole(rows))
     return lines

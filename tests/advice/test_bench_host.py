@@ -53,6 +53,8 @@ def _gpu_link() -> str:
 def small_machine(monkeypatch: pytest.MonkeyPatch) -> int:
     """This machine: fewer cores than the bench host, no GPU (no topology detected)."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    for cores in ("usable_cores", "host_cores"):  # whatever CPU affinity the tests run under
+        monkeypatch.setattr(f"gpuscale.advice.calibrate.link.{cores}", lambda: 2)
     monkeypatch.setattr("gpuscale.advice.api.topology_here", lambda *_: None)
     return 2
 

@@ -53,6 +53,8 @@ def _gpu_link() -> str:
 def small_machine(monkeypatch: pytest.MonkeyPatch) -> int:
     """This machine: fewer cores than the bench host, no GPU (no topology detected)."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    for cores in ("usable_cores", "host_cores"):  # whatever CPU affinity the tests run under
+        monkeypatch.setattr(f"gpuscale.advice.calibrate.link.{cores}", lambda: 2)
     monkeypatch.setattr("gpuscale.advice.api.topology_here", lambda *_: None)
     return 2
 
@@ -83,6 +85,29 @@ def test_cpu_processes_are_capped_at_the_bench_hosts_cores(
     assert f"{cores} cores" in capped and f"{threads} threads" in capped
     assert "core(s)" not in capped
     golden.check(VIEW, "capped at the bench host's cores", capped)
+
+
+def test_the_cores_an_affinity_allowed_are_said_of_the_hosts(
+    tmp_path: Path, small_machine: int, golden: Golden
+) -> None:
+    """Under ``taskset -c 0`` the advice said "the bench host's 1 core", the affinity's
+    count as the host's: rows that record the host's whole count say it beside them."""
+    rows = _cpu_rows()
+    cores = {r["environment"]["cpu_count"] for r in rows}.pop()
+    for row in rows:
+        row["environment"]["host_cpu_count"] = 2 * cores  # half the host allowed
+    path = tmp_path / "allowed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert set(bench_table(rows)["host_cpu_total"]) == {2 * cores}
+    advice = gpuscale.advise(bench=path, model="mlp-4m")
+    (found,) = [f for f in advice.calibration.said.sources if f.kind == K.PROCESSES_CAP]
+    assert (found["cores"], found["of"]) == (cores, 2 * cores)
+    capped = lines_on(advice.explanation, "Device count capped")
+    assert f"{cores} cores" in capped and f"(of {2 * cores})" in capped, capped
+    golden.check(VIEW, "capped at the cores the affinity allowed", capped)
+    whole = gpuscale.advise(bench=H100_PATHS, model="mlp-4m")  # none recorded: as it stands
+    (found,) = [f for f in whole.calibration.said.sources if f.kind == K.PROCESSES_CAP]
+    assert (found["cores"], found["of"]) == (cores, None)
 
 
 def test_cpu_processes_without_recorded_cores_use_this_hosts(

@@ -235,7 +235,8 @@ def test_cpu_devices_are_processes_of_this_host(
     named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
     path = tmp_path / "cpu.jsonl"
     append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
-    monkeypatch.setattr("gpuscale.advice.calibrate.link.os.cpu_count", lambda: 7)
+    for cores in ("usable_cores", "host_cores"):  # this host's: 7, its affinity all of them
+        monkeypatch.setattr(f"gpuscale.advice.calibrate.link.{cores}", lambda: 7)
     cpu = gpuscale.advise(bench=path)
     assert list(cpu.predictions["accelerators"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)

@@ -123,3 +123,22 @@ def test_inside_an_interval_too_wide_to_test_is_said_so(golden: Golden) -> None:
     assert TOO_WIDE_TO_TEST < 2.0 / 0.06  # the premise
     assert "inside" in line and "(0.0600-2.00x" in line and "33.3" in line, line
     golden.check(VIEW, "inside an interval too wide to test", line)
+
+
+def test_weak_unflagged_runs_are_counted_as_what_they_are(golden: Golden) -> None:
+    """Runs of 2 steps are weak evidence, unflagged: the count said "from 2 trusted runs"
+    beside the warning that every run the advice uses is weak. It counts the unflagged
+    runs, and says so."""
+    config = BenchConfig(steps=2, batch=8)
+    rows = [
+        bench_record("m", 10**6, n, rate, config=config)
+        for one, two in ((100.0, 170.0), (100.0, 168.0))  # two sweeps
+        for n, rate in ((1, one), (2, two))
+    ]
+    runs = measured_runs(bench_table(rows), "m", allow_flagged=False)
+    (count,) = measured_counts(_predictions(), runs)
+    assert len(count.used) == 2 and not any(m.flagged for m in count.used)
+    assert count.weak_evidence  # every run here is weak
+    (line,) = against_measured((count,))
+    assert "2 unflagged runs" in line and "trusted" not in line, line
+    golden.check(VIEW, "two weak unflagged runs", line)

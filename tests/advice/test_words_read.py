@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import gpuscale
+from gpuscale.tables.commands import quoted_path
 
 from .test_calibrate import sweep_file
 
@@ -16,8 +17,26 @@ def test_the_link_a_sweep_measured_reads_as_a_phrase(tmp_path: Path) -> None:
     path = sweep_file(tmp_path, 2.0, 100.0, device="cuda")  # GPUs, as the model's
     advice = gpuscale.advise(params=7e6, step_ms=40, batch=32, collectives=str(path))
     name = advice.calibration.machine.network.name
-    assert name == f"the link measured in {path.name} (2 ranks)"
+    assert name == f"the link measured in {quoted_path(path)} (2 ranks)"
     assert not any("on measured (" in line for line in advice.explanation)
+
+
+def test_two_sweeps_of_one_name_are_named_apart(tmp_path: Path) -> None:
+    """Two sweeps named coll.jsonl, in two folders (one with a space), read alike: the
+    advice named each by its file name alone. Each is named as given, quoted as a file
+    refusal names it, in the link's name and in the line on the link."""
+    said = {}
+    for folder in ("a", "my runs"):
+        (tmp_path / folder).mkdir()
+        path = sweep_file(tmp_path / folder, 2.0, 100.0, device="cuda")
+        advice = gpuscale.advise(params=7e6, step_ms=40, batch=32, collectives=str(path))
+        quoted = quoted_path(path)
+        assert quoted in advice.calibration.machine.network.name
+        [line] = [s for s in advice.explanation if s.startswith("Link: the curves")]
+        assert f" {quoted} " in line, line
+        said[folder] = line
+    assert said["a"] != said["my runs"]
+    assert "'" in said["my runs"]  # the space quoted: the path pastes whole
 
 
 def test_the_fastest_count_gives_its_speedup_and_interval() -> None:

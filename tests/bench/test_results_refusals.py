@@ -146,6 +146,19 @@ def test_a_refused_out_is_offered_a_new_file_not_itself(tmp_path: Path, kind: st
 H100_ROWS = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
 
 
+def read_edited(
+    tmp_path: Path, source: Path, index: int, field: str, value: object
+) -> tuple[Path, list[dict], list[str]]:
+    """``source``'s rows with ``field`` (``section.name``) of row ``index`` set to
+    ``value``, written to a file and read back: (the file, its records, its problems)."""
+    rows = [json.loads(line) for line in source.read_text().splitlines()]
+    section, name = field.split(".")
+    rows[index][section][name] = value
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return (path, *read_results(path))
+
+
 @pytest.mark.parametrize(
     ("field", "value", "said"),
     [
@@ -181,11 +194,6 @@ def test_a_value_no_bench_writes_is_a_row_skipped_naming_it(
     <= fixed_ms_high, a bucket --bucket-mb takes, an ok run's model has parameters and
     its whole steps take time, a config the bench takes), else the row is skipped, the
     field named."""
-    rows = [json.loads(line) for line in H100_ROWS.read_text().splitlines()]
-    section, name = field.split(".")
-    rows[0][section][name] = value
-    path = tmp_path / "r.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    records, problems = read_results(path)
+    path, records, problems = read_edited(tmp_path, H100_ROWS, 0, field, value)
     assert len(records) == 1 and len(problems) == 1, problems
     assert problems[0].startswith(f"{path}:1: ") and said in problems[0], problems[0]

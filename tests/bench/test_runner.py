@@ -154,32 +154,44 @@ def test_a_rank_that_dies_after_every_model_finished_fails_no_model(
     golden.check(VIEW, "a rank aborted after every model", report.exit_warnings[0])
 
 
+ROOT_CAUSE = "Root Cause (first observed failure):"
+ERRORS_DOC = "https://pytorch.org/docs/stable/elastic/errors.html"
+
+
+def _failure(
+    index: int, rank: str, exitcode: str, traceback: str = "", time: str = "2026-11-23_10:00:00"
+) -> str:
+    """One failure of a torchrun error summary, as torchelastic prints it (its lines)."""
+    lines = [
+        f"[{index}]:",
+        f"  time      : {time}",
+        "  host      : vm",
+        f"  rank      : {rank}",
+        f"  exitcode  : {exitcode}",
+        "  error_file: <N/A>",
+        *([f"  traceback : {traceback}"] if traceback else []),
+    ]
+    return "".join(f"{line}\n" for line in lines)
+
+
 def test_the_root_cause_is_the_first_rank_that_failed(tmp_path: Path, golden: Golden) -> None:
     """torchrun lists the ranks it stopped (SIGTERM) beside the one that failed first: the
     row names the first, not a signal the others got."""
-    log = """
+    stopped = _failure(
+        1, "0 (local_rank: 0)", "-15 (pid: 1234)", "Signal 15 (SIGTERM) received by PID 1234"
+    )
+    first = _failure(
+        0, "1 (local_rank: 1)", "7 (pid: 1235)", f"To enable traceback see: {ERRORS_DOC}"
+    )
+    log = f"""
 [W] some warning
-============================================================
+{"=" * 60}
 gpuscale.bench.worker FAILED
-------------------------------------------------------------
+{"-" * 60}
 Failures:
-[1]:
-  time      : 2026-11-23_10:00:00
-  host      : vm
-  rank      : 0 (local_rank: 0)
-  exitcode  : -15 (pid: 1234)
-  error_file: <N/A>
-  traceback : Signal 15 (SIGTERM) received by PID 1234
-------------------------------------------------------------
-Root Cause (first observed failure):
-[0]:
-  time      : 2026-11-23_10:00:00
-  host      : vm
-  rank      : 1 (local_rank: 1)
-  exitcode  : 7 (pid: 1235)
-  error_file: <N/A>
-  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
-============================================================
+{stopped}{"-" * 60}
+{ROOT_CAUSE}
+{first}{"=" * 60}
 """
     status, text = cause(tmp_path, log, "exit 1")
     assert status == "crashed"
@@ -194,15 +206,9 @@ def test_a_rank_that_lost_its_peers_is_not_said_to_have_raised_nothing(tmp_path:
     """Across nodes, a node whose peer node was killed sees its own rank fail first, with
     gloo's lost connection in its error file: the row says a peer was lost, not that the
     rank exited without an exception (os._exit in the model's code)."""
-    log = """
-Root Cause (first observed failure):
-[0]:
-  time      : 2026-11-30_09:49:00
-  host      : vm
-  rank      : 1 (local_rank: 0)
-  exitcode  : 1 (pid: 4321)
-  error_file: <N/A>
-============================================================
+    log = f"""
+{ROOT_CAUSE}
+{_failure(0, "1 (local_rank: 0)", "1 (pid: 4321)", time="2026-11-30_09:49:00")}{"=" * 60}
 """
     peer = "[pair.cc:553] Connection closed by peer [127.0.0.1]:32476"
     error = {"rank": 1, "type": "RuntimeError", "message": peer, "oom": False}

@@ -231,6 +231,7 @@ class BenchHost:
     kind: str | None
     threads: int | None
     device: str | None
+    total: int | None = None  # its cores, the affinity aside (``cores``: those it allowed)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -20,6 +20,7 @@ ANSWER_SHOWN = (
     "params",
     "accelerators",
     "samples_per_s",
+    "baseline_samples_per_s",  # what the speedup is against: a reader can divide
     "speedup",
     "efficiency",
     "speedup_fsdp",
@@ -42,7 +43,7 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
     speedup does not answer (``baseline_sentence``)."""
     scaling = bench_scaling(table)
     failed = table[table["status"] != "ok"]
-    kept = set(shown_columns(scaling))
+    kept = {*shown_columns(scaling), "baseline_samples_per_s"}
     shown = [c for c in ANSWER_SHOWN if c in kept]
     said = trouble_lines(scaling, failed)
     weak = int((~scaling["flagged"] & (scaling["evidence"] == "weak")).sum())

@@ -43,7 +43,8 @@ NO_BASELINE = f"{FlagKind.NO_BASELINE}: no speedup"
 
 def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     """The ``ok`` rows of a bench table with ``speedup`` and ``efficiency`` (against the
-    plain one-device step where measured; NaN at N = 1), ``speedup_ddp`` and ``baseline``
+    plain one-device step where measured; NaN at N = 1) and the one-device throughput it is
+    against (``baseline_samples_per_s``), ``speedup_ddp`` and ``baseline``
     columns (NaN where the group has no one-device run), ``ddp_vs_bare`` (N = 1 DDP rows),
     ``fsdp_vs_bare`` (N = 1 FSDP rows) and
     ``platform``, flags updated, sorted by model size, configuration (numbers in it read as
@@ -53,6 +54,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
         return ok.assign(
             speedup=pd.Series(dtype=float),
             efficiency=pd.Series(dtype=float),
+            baseline_samples_per_s=pd.Series(dtype=float),
             speedup_ddp=pd.Series(dtype=float),
             speedup_fsdp=pd.Series(dtype=float),
             ddp_vs_bare=pd.Series(dtype=float),
@@ -73,6 +75,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     base = bare.where(bare > 0, ddp)
     multi = ok["accelerators"] > 1  # at N = 1 a "speedup" over one device is no speedup
     ok["speedup"] = rate_speedup(ok["samples_per_s"], base).where(multi)
+    ok["baseline_samples_per_s"] = base.where(multi)  # what the speedup divides by
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
     # against the wrapped N = 1 step, and what the wrapper costs on one device (its
     # one-rank throughput over the bare module's), each in the column of the strategy the

@@ -245,4 +245,60 @@ def record_problem(record: object) -> str | None:
         # an ok run always records its rate: without it the row is no measurement (at
         # N = 1 it would leave its configuration no baseline)
         return "timing.samples_per_s is missing: a run recorded ok measured its rate"
+    return _contradiction(config, timing if record.get("status") == "ok" else {}, record)
+
+
+# How far a row's fields may disagree where the bench writes one from the others. The
+# results files of tests/, benchmarks/ and the H100 sweeps (61 ok rows) agree exactly: the
+# global batch is batch x devices x accumulation, the step means are those of per_rank's
+# slowest rank per step (to 2e-16), no phase is above 0.66 of its no-sync step, the rate
+# is the global batch over the mean step (to 1e-6). A value rounded to 3 significant
+# digits stays within _ROUNDING. The rate is held to a factor of _RATE only: rows built by
+# hand to test a speedup set the rate apart from the step (0.02 to 1.4 times it).
+_ROUNDING = 0.01
+_TICK = 0.001  # ms: a CUDA event's resolution is 0.5 us, a phase and its step each read off one
+_RATE = 100.0
+
+
+def _contradiction(
+    config: dict[str, object], timing: dict[str, object], record: dict[str, object]
+) -> str | None:
+    """Where two fields of a row that the bench writes one from the other disagree (a
+    hand-edited row: a global batch of 17 for 8 per device on 2, a phase longer than its
+    step), naming both; None where they agree or one is not recorded."""
+    devices = config.get("accelerators", config.get("world_size"))
+    each, accum, batch = config.get("batch_per_device"), config.get("accum") or 1, None
+    if None not in (devices, each):
+        batch = each * devices * accum
+        if (given := config.get("global_batch")) is not None and given != batch:
+            return (
+                f"config.global_batch {given:,} is not config.batch_per_device {each:,} x "
+                f"config.accelerators {devices:,} x config.accum {accum:,} ({batch:,})"
+            )
+    for name, kind in (("step_ms_mean", "step_ms"), ("nosync_step_ms_mean", "nosync_step_ms")):
+        ranks = ((record.get("per_rank") or {}) if timing else {}).get(kind) or []
+        if timing.get(name) is None or not all(ranks) or len({len(r) for r in ranks}) != 1:
+            continue
+        slowest = math.fsum(max(step) for step in zip(*ranks, strict=True)) / len(ranks[0])
+        if abs(timing[name] - slowest) > _ROUNDING * slowest:
+            return (
+                f"timing.{name} {_shown(timing[name])} is not the mean of per_rank.{kind}'s "
+                f"slowest rank per step ({slowest:.4g} ms)"
+            )
+    whole = "nosync_step_ms_mean" if timing.get("nosync_step_ms_mean") else "step_ms_mean"
+    step = timing.get(whole)
+    longest = None if step is None else step * (1 + _ROUNDING) + _TICK
+    for phase in ("forward_ms", "backward_ms", "optimizer_ms"):  # timed in the no-sync step
+        if None not in (longest, value := timing.get(phase)) and value > longest:
+            return (
+                f"timing.{phase} {_shown(value)} is longer than the step it is part of "
+                f"(timing.{whole} {_shown(step)})"
+            )
+    rate, step = timing.get("samples_per_s"), timing.get("step_ms_mean")
+    batch = config.get("global_batch", batch)
+    if None not in (rate, step, batch) and not 1 / _RATE <= rate * step / 1e3 / batch <= _RATE:
+        return (
+            f"timing.samples_per_s {_shown(rate)} is not config.global_batch {batch:,} over "
+            f"timing.step_ms_mean {_shown(step)} ({batch / step * 1e3:.4g})"
+        )
     return None

@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 from gpuscale.bench.background import Background
-from gpuscale.bench.cores import allowed_cpus, usable_cores
+from gpuscale.bench.cores import allowed_cpus, host_cores, usable_cores
 from gpuscale.interconnect.nvml import (
     TopologyError,
     detect_topology,
@@ -62,6 +62,7 @@ def machine_environment(device: torch.device) -> dict[str, object]:
         "cuda": torch.version.cuda,
         "threads": torch.get_num_threads(),
         "cpu_count": usable_cores(),  # the host's, less those the affinity leaves out
+        "host_cpu_count": host_cores(),  # the host's all: what cpu_count is of
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
         "device_name": "cpu",
     }

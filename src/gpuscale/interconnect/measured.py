@@ -17,7 +17,8 @@ from gpuscale.interconnect.network import CommCurve, Link, Network
 @dataclass(frozen=True, slots=True)
 class MeasuredCurves:
     """A sweep's curves (latest sweep of each rank count, median per size) and what its
-    header says: ``nodes``, ``ranks``, whether it ran under compute load, the file's name."""
+    header says: ``nodes``, ``ranks``, whether it ran under compute load; ``source``: the file
+    as given."""
 
     curves: tuple[CommCurve, ...]
     source: str

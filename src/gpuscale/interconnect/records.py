@@ -155,7 +155,7 @@ def read_collectives(path: Path) -> MeasuredCurves:
     header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
     return MeasuredCurves(
         curves=tuple(curves),
-        source=path.name,
+        source=str(path),  # as given: two files of one name in two folders read apart
         nodes=int(header.get("nodes") or 1),
         ranks=int(header.get("ranks", 0)),
         under_load=bool(header.get("settings", {}).get("load")),

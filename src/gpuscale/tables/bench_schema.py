@@ -113,6 +113,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "host_devices",  # the GPUs the run's host had (its detected topology); NaN on a CPU
     "host_link",  # the link preset its topology records (bench.table._host_link); "" if none
     "host_cpu_count",  # the run's host's CPU cores its CPU affinity allowed
+    "host_cpu_total",  # the host's CPU cores, the affinity aside (NaN: not recorded)
     "gpu_util_pct_mean",
     "power_w_mean",  # per device: power_w_total / accelerators
     "power_w_total",  # measured at this N: every device, every host's package once
@@ -161,6 +162,7 @@ _BENCH_INTEGERS = {
     "device_memory_bytes",
     "host_devices",
     "host_cpu_count",
+    "host_cpu_total",
     "noise_batch_small",
     "noise_batch_big",
 }

@@ -69,6 +69,7 @@ def host_of(table: pd.DataFrame, cal: Calibration) -> BenchHost:
         cal.bench.device_kind,
         cal.bench.threads,
         cal.machine.device.name,
+        most("host_cpu_total"),
     )
 
 

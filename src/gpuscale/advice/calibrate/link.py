@@ -7,7 +7,6 @@ ring, each count of a node on the ring through its first GPUs (:func:`choose_lin
 
 from __future__ import annotations
 
-import os
 import shlex
 from dataclasses import asdict, dataclass, replace
 
@@ -20,6 +19,7 @@ from gpuscale.advice.records import Assumption, Quantity
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
+from gpuscale.bench.cores import host_cores, usable_cores
 from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link, Network, searched_counts
@@ -78,10 +78,10 @@ def span_of(req: AdviceRequest, topology: Topology | None, host: BenchHost | Non
             most, before = gpus, (*before, capped)
     after: tuple[Finding, ...] = ()
     if host is not None and host.kind == "cpu" and req.nodes == 1:
-        cores = host.cores if host.cores is not None else (os.cpu_count() or 1)
-        per_process = max(1, host.threads or 1)
-        processes = max(1, cores // per_process)
+        cores, total = (host.cores, host.total) if host.cores else (usable_cores(), host_cores())
+        processes = max(1, cores // (per_process := max(1, host.threads or 1)))
         found = dict(host=processes, cores=cores, threads=per_process, bench=host.cores is not None)
+        found["of"] = total if total and total > cores else None  # the affinity allowed fewer
         if processes < most and req.max_devices is None:
             most, after = processes, (Finding.of(K.PROCESSES_CAP, **found),)
         elif processes < most:

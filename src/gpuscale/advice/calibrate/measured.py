@@ -31,6 +31,7 @@ from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.summary import Z80
 from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
 from gpuscale.interconnect.network import Network
+from gpuscale.tables.commands import quoted_path
 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
@@ -209,6 +210,7 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
 
     def name(ranks: int) -> str:
         loaded = LOADED[curves.under_load]
-        return phrase("link_measured_in", source=curves.source, ranks=ranks, loaded=loaded)
+        source = quoted_path(curves.source)  # as file refusals name it
+        return phrase("link_measured_in", source=source, ranks=ranks, loaded=loaded)
 
     return network_from_collectives(curves, base, name)

@@ -26,9 +26,9 @@ from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
-# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
-_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
-_LATER_COLUMNS += ("repeat", "repeat_samples_per_s", "repeat_spread")  # not read by the advice
+# Columns a table saved by an earlier gpuscale lacks, unknown where absent (repeat*: unread).
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "host_cpu_total")
+_LATER_COLUMNS += ("fsdp_overhead_ms", "repeat", "repeat_samples_per_s", "repeat_spread")
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
 _PLAIN_STEPS = ("plain_step_ms_mean", "small_batch_step_ms_mean", "fixed_ms")
 _PLAIN_STEPS += ("fixed_ms_low", "fixed_ms_high")

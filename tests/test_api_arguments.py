@@ -281,7 +281,15 @@ def test_equilibrium_scope_is_all_or_a_family_of_the_table(tables) -> None:
         equilibrium(table, scope="bogus")
     with pytest.raises(TypeError, match="scope"):
         equilibrium(table, scope=3)  # type: ignore[arg-type]
-    assert equilibrium(table, scope="H100-SXM5-80GB").scope == "H100-SXM5-80GB"
+    # a family of a table that holds others too: its picks would be other families'
+    whole = equilibrium(table)
+    assert {p.accelerator_family for p in whole.picks} != {"H100-SXM5-80GB"}
+    with pytest.raises(ValueError, match="'H100-SXM5-80GB' is one family, but the table holds 7"):
+        equilibrium(table, scope="H100-SXM5-80GB")
+    own = scaling_table(tables.scores, "bert", families="H100-SXM5-80GB", reference="family")
+    alone = equilibrium(own, scope="H100-SXM5-80GB")
+    assert alone.scope == "H100-SXM5-80GB" and alone.picks
+    assert {p.accelerator_family for p in alone.picks} == {"H100-SXM5-80GB"}
 
 
 @pytest.mark.parametrize(

@@ -275,6 +275,13 @@ def test_scaling_table_names_a_filter_of_another_type(tables, keywords, named) -
     assert set(one["accelerator_family"]) == {"H100-SXM5-80GB"}
 
 
+def test_scaling_table_duplicates_is_a_bool(tables) -> None:
+    with pytest.raises(TypeError, match=r"^duplicates must be True or False, not 'no'"):
+        scaling_table(tables.scores, "bert", duplicates="no")  # type: ignore[arg-type]
+    once, both = (scaling_table(tables.scores, "llama2", duplicates=d) for d in (False, True))
+    assert (len(once), len(both)) == (28, 29)  # the study's Table I: 29 with both names
+
+
 def test_equilibrium_scope_is_all_or_a_family_of_the_table(tables) -> None:
     table = scaling_table(tables.scores, "bert")
     with pytest.raises(ValueError, match="'bogus'"):

@@ -335,6 +335,8 @@ def scaling_table(
     for name, value in (("division", division), ("availability", availability)):
         check_text(value, name, optional=True)
     check_families(families)
+    if not isinstance(duplicates, bool):  # duplicates="no" is truthy: both names, unasked
+        raise TypeError(f"duplicates must be True or False, not {duplicates!r:.60}")
     division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,

@@ -275,6 +275,16 @@ def test_scaling_table_names_a_filter_of_another_type(tables, keywords, named) -
     assert set(one["accelerator_family"]) == {"H100-SXM5-80GB"}
 
 
+def test_scaling_table_columns_are_text_or_numbers_never_object(tables) -> None:
+    """superlinear and outlier are text as every other text column (they were object)."""
+    for reference in ("study", "family"):
+        table = scaling_table(tables.scores, "bert", reference=reference)
+        kinds = table.dtypes.astype(str)
+        assert "object" not in set(kinds), kinds[kinds == "object"]
+        assert kinds["superlinear"] == kinds["outlier"] == kinds["system_id"]
+    assert (table["superlinear"] == "faster at N_ref").sum() == 9  # the family references'
+
+
 def test_scaling_table_duplicates_is_a_bool(tables) -> None:
     with pytest.raises(TypeError, match=r"^duplicates must be True or False, not 'no'"):
         scaling_table(tables.scores, "bert", duplicates="no")  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from gpuscale.analysis.analyze import analyze
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.mlperf.bundled import load_round
+from gpuscale.names import UnknownNameError
 
 
 @pytest.fixture(scope="module")
@@ -283,6 +284,13 @@ def test_scaling_table_columns_are_text_or_numbers_never_object(tables) -> None:
         assert "object" not in set(kinds), kinds[kinds == "object"]
         assert kinds["superlinear"] == kinds["outlier"] == kinds["system_id"]
     assert (table["superlinear"] == "faster at N_ref").sum() == 9  # the family references'
+
+
+def test_scaling_table_of_no_row_says_the_data_holds_no_workload(tables) -> None:
+    with pytest.raises(UnknownNameError) as refused:
+        scaling_table(tables.scores.iloc[:0], "bert")
+    assert str(refused.value).endswith("; the data here holds no workload")
+    assert "valid here" not in str(refused.value)
 
 
 def test_scaling_table_duplicates_is_a_bool(tables) -> None:

@@ -272,3 +272,13 @@ def test_number_columns_stay_numbers_when_no_run_measured_them() -> None:
             assert table[column].dtype == "float64", (column, len(records))
             assert table[column].isna().all(), column
         assert not (table["step_ms_mean"] > 0).any()
+
+
+def test_a_whole_number_no_run_recorded_is_nan_not_an_object_column() -> None:
+    """A CPU run records no host GPUs nor device memory: those columns were object (every
+    value None), the only object columns of numbers in the table."""
+    records = [bench_record("a", 10, n, 100.0 * n) for n in (1, 2)]
+    assert all("device_memory_bytes" not in (r.get("environment") or {}) for r in records)
+    table = bench_table(records)
+    for column in ("host_devices", "device_memory_bytes"):
+        assert table[column].dtype == "float64" and table[column].isna().all()

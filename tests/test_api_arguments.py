@@ -371,3 +371,20 @@ def test_a_request_of_json_that_is_no_object_names_what_it_held(text: str, held:
     with pytest.raises(ValueError) as refused:
         AdviceRequest.from_json(text)
     assert str(refused.value) == f"an advice request is a JSON object, not {held}"
+
+
+def test_none_for_a_number_with_a_default_names_the_default() -> None:
+    """It said "nodes must be a number, not None (Nodes (NICs between them when > 1).)":
+    the field's help in parentheses, and not what leaving it out gives."""
+    for call, name, default in (
+        (lambda: AnalysisOptions(n_boot=None), "n_boot", "2000"),
+        (lambda: gpuscale.advise(params=7e6, step_ms=2, nodes=None), "nodes", "1"),
+        (
+            lambda: gpuscale.plan(workload="bert", accelerator="H100", threshold=None),
+            "threshold",
+            "0.8",
+        ),
+    ):
+        with pytest.raises(TypeError, match=rf"^{name} must be a number, not None") as refused:
+            call()
+        assert f"(leave it out for its default, {default}): " in str(refused.value)

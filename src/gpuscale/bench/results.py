@@ -253,8 +253,10 @@ def load_bench(path: Path | str, *, takes_round: bool = True) -> BenchFile:
 
 def holds_records(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` holds a results file's records, a row each (as
-    ``pd.read_json(path, lines=True)`` reads the file), rather than their bench table."""
-    return "schema" in frame.columns and "config" in frame.columns
+    ``pd.read_json(path, lines=True)`` reads the file), rather than their bench table:
+    either column no bench table has, so that records lacking the other are refused as
+    records (each row's missing key said), not as a bench table lacking 70 columns."""
+    return "schema" in frame.columns or "config" in frame.columns
 
 
 def records_bench(frame: pd.DataFrame) -> BenchFile:

@@ -282,3 +282,12 @@ def test_a_whole_number_no_run_recorded_is_nan_not_an_object_column() -> None:
     table = bench_table(records)
     for column in ("host_devices", "device_memory_bytes"):
         assert table[column].dtype == "float64" and table[column].isna().all()
+
+
+def test_load_bench_of_no_path_names_the_parameter() -> None:
+    """load_bench(5) said Python's own "expected str, bytes or os.PathLike object"."""
+    from gpuscale.bench.results import load_bench
+
+    for given in (5, None):
+        with pytest.raises(TypeError, match=r"^path must be a results file's path, not "):
+            load_bench(given)  # type: ignore[arg-type]

@@ -293,6 +293,14 @@ def test_scaling_table_of_no_row_says_the_data_holds_no_workload(tables) -> None
     assert "valid here" not in str(refused.value)
 
 
+def test_an_empty_scaling_table_has_a_full_ones_dtypes(tables) -> None:
+    """No system matching the filters gave every column object, numbers too."""
+    full = scaling_table(tables.scores, "bert")
+    empty = scaling_table(tables.scores, "bert", division="open")  # v4.1 ran none open
+    assert empty.empty and list(empty.columns) == list(full.columns)
+    assert empty.dtypes.astype(str).to_dict() == full.dtypes.astype(str).to_dict()
+
+
 def test_scaling_table_duplicates_is_a_bool(tables) -> None:
     with pytest.raises(TypeError, match=r"^duplicates must be True or False, not 'no'"):
         scaling_table(tables.scores, "bert", duplicates="no")  # type: ignore[arg-type]

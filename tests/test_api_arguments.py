@@ -11,6 +11,7 @@ from gpuscale.analysis.analyze import analyze
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.mlperf.bundled import load_round
+from gpuscale.names import UnknownNameError
 
 
 @pytest.fixture(scope="module")
@@ -275,13 +276,53 @@ def test_scaling_table_names_a_filter_of_another_type(tables, keywords, named) -
     assert set(one["accelerator_family"]) == {"H100-SXM5-80GB"}
 
 
+def test_scaling_table_columns_are_text_or_numbers_never_object(tables) -> None:
+    """superlinear and outlier are text as every other text column (they were object)."""
+    for reference in ("study", "family"):
+        table = scaling_table(tables.scores, "bert", reference=reference)
+        kinds = table.dtypes.astype(str)
+        assert "object" not in set(kinds), kinds[kinds == "object"]
+        assert kinds["superlinear"] == kinds["outlier"] == kinds["system_id"]
+    assert (table["superlinear"] == "faster at N_ref").sum() == 9  # the family references'
+
+
+def test_scaling_table_of_no_row_says_the_data_holds_no_workload(tables) -> None:
+    with pytest.raises(UnknownNameError) as refused:
+        scaling_table(tables.scores.iloc[:0], "bert")
+    assert str(refused.value).endswith("; the data here holds no workload")
+    assert "valid here" not in str(refused.value)
+
+
+def test_an_empty_scaling_table_has_a_full_ones_dtypes(tables) -> None:
+    """No system matching the filters gave every column object, numbers too."""
+    full = scaling_table(tables.scores, "bert")
+    empty = scaling_table(tables.scores, "bert", division="open")  # v4.1 ran none open
+    assert empty.empty and list(empty.columns) == list(full.columns)
+    assert empty.dtypes.astype(str).to_dict() == full.dtypes.astype(str).to_dict()
+
+
+def test_scaling_table_duplicates_is_a_bool(tables) -> None:
+    with pytest.raises(TypeError, match=r"^duplicates must be True or False, not 'no'"):
+        scaling_table(tables.scores, "bert", duplicates="no")  # type: ignore[arg-type]
+    once, both = (scaling_table(tables.scores, "llama2", duplicates=d) for d in (False, True))
+    assert (len(once), len(both)) == (28, 29)  # the study's Table I: 29 with both names
+
+
 def test_equilibrium_scope_is_all_or_a_family_of_the_table(tables) -> None:
     table = scaling_table(tables.scores, "bert")
     with pytest.raises(ValueError, match="'bogus'"):
         equilibrium(table, scope="bogus")
     with pytest.raises(TypeError, match="scope"):
         equilibrium(table, scope=3)  # type: ignore[arg-type]
-    assert equilibrium(table, scope="H100-SXM5-80GB").scope == "H100-SXM5-80GB"
+    # a family of a table that holds others too: its picks would be other families'
+    whole = equilibrium(table)
+    assert {p.accelerator_family for p in whole.picks} != {"H100-SXM5-80GB"}
+    with pytest.raises(ValueError, match="'H100-SXM5-80GB' is one family, but the table holds 7"):
+        equilibrium(table, scope="H100-SXM5-80GB")
+    own = scaling_table(tables.scores, "bert", families="H100-SXM5-80GB", reference="family")
+    alone = equilibrium(own, scope="H100-SXM5-80GB")
+    assert alone.scope == "H100-SXM5-80GB" and alone.picks
+    assert {p.accelerator_family for p in alone.picks} == {"H100-SXM5-80GB"}
 
 
 @pytest.mark.parametrize(
@@ -338,3 +379,20 @@ def test_a_request_of_json_that_is_no_object_names_what_it_held(text: str, held:
     with pytest.raises(ValueError) as refused:
         AdviceRequest.from_json(text)
     assert str(refused.value) == f"an advice request is a JSON object, not {held}"
+
+
+def test_none_for_a_number_with_a_default_names_the_default() -> None:
+    """It said "nodes must be a number, not None (Nodes (NICs between them when > 1).)":
+    the field's help in parentheses, and not what leaving it out gives."""
+    for call, name, default in (
+        (lambda: AnalysisOptions(n_boot=None), "n_boot", "2000"),
+        (lambda: gpuscale.advise(params=7e6, step_ms=2, nodes=None), "nodes", "1"),
+        (
+            lambda: gpuscale.plan(workload="bert", accelerator="H100", threshold=None),
+            "threshold",
+            "0.8",
+        ),
+    ):
+        with pytest.raises(TypeError, match=rf"^{name} must be a number, not None") as refused:
+            call()
+        assert f"(leave it out for its default, {default}): " in str(refused.value)

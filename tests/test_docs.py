@@ -33,6 +33,9 @@ def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     assert "gpuscale collectives" in cli and "--max-bytes" in cli
     api = (tmp_path / "reference" / "api" / "index.html").read_text()
     assert "read_round" in api and "frame_of" in api
+    # every call gpuscale exports, gpuscale.advise as itself (not the table-taking advise)
+    exported = ("energy_table", "trend_table", "AnalysisOptions", "PlanRequest")
+    assert all(name in api for name in exported) and "advise_by_keywords" in api
 
 
 def test_every_relative_link_resolves_in_the_repository() -> None:

@@ -108,3 +108,12 @@ def test_a_bench_frame_row_that_is_no_record_is_skipped_and_said(tmp_path: Path)
     assert any("1 row" in str(note) for note in advice.calibration.said.warnings)
     with pytest.raises(ResultsError):  # a ValueError, said: no row is a bench record
         gpuscale.advise(bench=frame.iloc[-1:], allow_flagged=True)
+
+
+@pytest.mark.parametrize("lacking", ["config", "schema"])
+def test_records_lacking_one_key_column_are_refused_as_records(lacking: str) -> None:
+    """Records without config (or schema) were taken for a bench table: "the bench table
+    lacks the columns source, model, family, params and 65 more"."""
+    frame = pd.read_json(BENCH, lines=True).drop(columns=[lacking])
+    with pytest.raises(ResultsError, match=f"^the bench DataFrame holds no .*row 0: .*{lacking}"):
+        gpuscale.advise(bench=frame, allow_flagged=True)

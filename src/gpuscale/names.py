@@ -213,7 +213,10 @@ def _absent(
             )
         )
     absent = left_out.get(workload, "not in the rounds loaded")
-    why = f"{absent}; {where}; valid here: {', '.join(valid)}"
+    # an empty table (every row filtered out) has no workload to offer: said so, not a
+    # list left empty
+    here = f"valid here: {', '.join(valid)}" if valid else "the data here holds no workload"
+    why = f"{absent}; {where}; {here}"
     return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
 
 

@@ -44,6 +44,10 @@ def test_flagged_runs_used_are_said_flagged_and_used(tmp_path: Path, golden: Gol
     assert any(line.startswith("Measured on 2 devices") for line in said)
     # no run the advice used is called trusted beside flagged, nor not trusted
     assert not any("trusted run" in line or "not trusted" in line for line in said), said
+    # Python's words name the field as its keyword, in every line (the runs a figure
+    # rests on too), the command line's as its option
+    assert not any("--allow-flagged" in line for line in advice.explanation), said
+    assert sum("used with allow_flagged=" in line for line in said) == 5
     case, paths = "a flagged run allowed beside a trusted one", {str(tmp_path): "<tmp>"}
     golden.check(VIEW, case, "\n".join(said), paths=paths)
     # without --allow-flagged the flagged run is left out, and said so

@@ -4,6 +4,7 @@ and the report's bench section is given the advice, it computes none."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,10 @@ import pytest
 
 from gpuscale.advice.api import advise, load_advice_data
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.bench.results import ResultsError
+from gpuscale.bench.results import ResultsError, load_bench
+from gpuscale.bench.results_file import append_result
+
+from ..builders import bench_record
 
 
 def test_advise_reads_no_file_the_loader_does(tmp_path: Path) -> None:
@@ -135,3 +139,29 @@ def test_an_empty_list_and_a_path_as_topology_are_refused_in_words() -> None:
             gpuscale.advise(params=7e6, **given)
     with pytest.raises(TypeError, match=r"^topology must be a Topology, not 'topo\.txt': .* topo="):
         gpuscale.advise(params=7e6, step_ms=2, batch=64, topology="topo.txt")
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("samples_per_s", "x", "2 rows whose samples_per_s is text ('x', 'x')"),
+        ("samples_per_s", -5.0, "2 rows whose samples_per_s is not a positive finite number"),
+        ("samples_per_s", 0.0, "2 rows whose samples_per_s is not a positive finite number"),
+        ("step_ms_mean", -1.0, "2 rows whose step_ms_mean is not a positive finite number"),
+        ("accelerators", "2", "2 rows whose accelerators is text ('2', '2')"),
+        ("accelerators", 1.5, "2 rows whose accelerators is not a whole count of at least 1"),
+    ],
+)
+def test_an_edited_bench_tables_impossible_number_is_refused_by_column(
+    tmp_path: Path, column: str, value: object, said: str
+) -> None:
+    """A bench table edited by hand (a rate as text, a negative one, 0) failed deep inside:
+    pandas' "Invalid comparison between dtype=str and ndarray", "math domain error", a
+    ZeroDivisionError; an accelerator count as text read as "no N = 1 run"."""
+    path = tmp_path / "results.jsonl"
+    for world, rate in ((1, 1000.0), (2, 1400.0)):
+        append_result(path, bench_record("tf-7m", 6_870_000, world, rate))
+    table = load_bench(path).table
+    assert advise(AdviceRequest(interconnect="pcie4-x16"), bench=table).recommended == 1
+    with pytest.raises(ValueError, match="^bench has " + re.escape(said)):
+        advise(AdviceRequest(interconnect="pcie4-x16"), bench=table.assign(**{column: value}))

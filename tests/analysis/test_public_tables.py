@@ -48,6 +48,14 @@ def test_energy_table_is_the_energy_command_of_the_round() -> None:
     assert len(gpuscale.energy_table(tables)) > len(called)  # every workload's
     none = gpuscale.energy_table(gpuscale.load_round("v4.1"), "bert")  # as the command says
     assert none.empty and "no power logs for bert in v4.1" in none.attrs["why_empty"]
+    # a round without power logs says why of every workload too, as the command does
+    before = gpuscale.energy_table(gpuscale.load_round("v3.1"))
+    assert before.empty and "no power logs in v3.1" in before.attrs["why_empty"]
+    # every column of a number a float64 (NaN where none), full or empty
+    for frame in (gpuscale.energy_table(tables), before):
+        kinds = frame.dtypes.astype(str)
+        assert kinds["energy_per_accelerator_hour_kj"] == kinds["energy_kj"] == "float64"
+        assert "object" not in set(kinds) and "Float64" not in set(kinds)
 
 
 def test_a_wrong_name_or_argument_is_refused_by_name() -> None:

@@ -272,3 +272,22 @@ def test_number_columns_stay_numbers_when_no_run_measured_them() -> None:
             assert table[column].dtype == "float64", (column, len(records))
             assert table[column].isna().all(), column
         assert not (table["step_ms_mean"] > 0).any()
+
+
+def test_a_whole_number_no_run_recorded_is_nan_not_an_object_column() -> None:
+    """A CPU run records no host GPUs nor device memory: those columns were object (every
+    value None), the only object columns of numbers in the table."""
+    records = [bench_record("a", 10, n, 100.0 * n) for n in (1, 2)]
+    assert all("device_memory_bytes" not in (r.get("environment") or {}) for r in records)
+    table = bench_table(records)
+    for column in ("host_devices", "device_memory_bytes"):
+        assert table[column].dtype == "float64" and table[column].isna().all()
+
+
+def test_load_bench_of_no_path_names_the_parameter() -> None:
+    """load_bench(5) said Python's own "expected str, bytes or os.PathLike object"."""
+    from gpuscale.bench.results import load_bench
+
+    for given in (5, None):
+        with pytest.raises(TypeError, match=r"^path must be a results file's path, not "):
+            load_bench(given)  # type: ignore[arg-type]

@@ -30,6 +30,7 @@ from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.records import read_collectives
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted, joined
+from gpuscale.tables.checks import check_bench_numbers
 from gpuscale.tables.inputs import missing_input, missing_results, refuse_missing
 from gpuscale.tables.requests import (
     FieldError,
@@ -70,6 +71,8 @@ def advise(
         raise TypeError(
             f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
         )
+    if bench is not None:  # an edited table's impossible rate, said before any is read
+        check_bench_numbers(bench)
     check_with_data(request, bench=bench is not None)
     try:
         calibration = build(request, AdviceData(bench, topology, collectives, tuple(notes)))

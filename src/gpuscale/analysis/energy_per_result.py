@@ -49,12 +49,14 @@ def energy_table(tables: RoundTables, benchmark: str | None = None) -> pd.DataFr
     same runs measured at another point of the power chain: ``same_runs_as`` names the
     other); ``power_scope`` says where each was measured (:func:`power_scope`). A result
     whose logs contradict their folder (``log_flag``) is left out, as in every analysis.
-    Empty for rounds without power logs (before v4.0); a benchmark's without them says why
-    in ``attrs["why_empty"]``, as ``gpuscale energy`` does."""
+    Empty for rounds without power logs (before v4.0), and a benchmark's without them:
+    either says why in ``attrs["why_empty"]``, as ``gpuscale energy`` does."""
     check_round_tables(tables)
     check_text(benchmark, "benchmark", optional=True)
     every = _every_energy(tables)
     if benchmark is None:
+        if every.empty:  # why, as ``gpuscale energy`` says it of the rounds
+            every.attrs["why_empty"] = no_energy_reason(tables, every, [])
         return every
     workload = resolve_workload(benchmark, tables.scores, call="energy_table({round}, ...)")
     found = every[every["workload"] == workload]
@@ -68,7 +70,7 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
     scores = scores.dropna(subset=["energy_kj"]).copy()
     if scores.empty:  # no row, every column a full table has (an empty CSV's header)
         derived = ("compute_share", "energy_per_accelerator_hour_kj", "energy_per_sample_j")
-        return scores.assign(power_scope=pd.Series(dtype=object), **dict.fromkeys(derived, 0.0))
+        return scores.assign(power_scope=pd.Series(dtype=str), **dict.fromkeys(derived, 0.0))
     scores["power_scope"] = power_scope(scores)
     kept = tables.runs[tables.runs["kept"].astype(bool)]
     parts = kept.groupby(["round", "org", "system_id", "benchmark"])[
@@ -79,7 +81,8 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
     total = compute + parts["interconnect_energy_kj"].reindex(keys).to_numpy()
     scores["compute_share"] = compute / total
     hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
-    scores["energy_per_accelerator_hour_kj"] = scores["energy_kj"] / hours
+    # float64, as every other energy column (an Int64 count made it Float64: pd.NA, not NaN)
+    scores["energy_per_accelerator_hour_kj"] = (scores["energy_kj"] / hours).astype(float)
     per_sample = 1000.0 * scores["energy_kj"] / plausible_samples(scores)
     scores["energy_per_sample_j"] = per_sample.where(
         scores["convergence_unit"] == str(Unit.SAMPLES)

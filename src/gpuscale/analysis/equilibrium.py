@@ -178,12 +178,20 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
 
 def _check_scope(table: pd.DataFrame, scope: object) -> None:
     """``scope``: ``all`` or an accelerator family of ``table`` (the one ``table`` was
-    cut to; any name where it has no row), else TypeError or ValueError naming them."""
+    cut to; any name where it has no row), else TypeError or ValueError naming them. A
+    family given of a table holding others too is refused: the picks are read over every
+    row, so they would be other families' systems labelled as this one's."""
     check_text(scope, "scope", like="('all' or a family)")
     families = set(table["accelerator_family"].dropna().astype(str))
     if families and scope != "all" and scope not in families:
         named = ", ".join(sorted(families)[:6]) + (", ..." if len(families) > 6 else "")
         raise ValueError(f"scope must be 'all' or a family of the table ({named}), not {scope!r}")
+    if scope != "all" and len(families) > 1:
+        raise ValueError(
+            f"scope {scope!r} is one family, but the table holds {len(families)}: cut it to "
+            f"{scope} first (scaling_table(scores, ..., families={scope!r}, "
+            "reference='family')), or give scope='all'"
+        )
 
 
 def equilibrium(

@@ -335,6 +335,8 @@ def scaling_table(
     for name, value in (("division", division), ("availability", availability)):
         check_text(value, name, optional=True)
     check_families(families)
+    if not isinstance(duplicates, bool):  # duplicates="no" is truthy: both names, unasked
+        raise TypeError(f"duplicates must be True or False, not {duplicates!r:.60}")
     division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,
@@ -373,8 +375,8 @@ def workload_scaling_table(
     )
     frame = frame[of_workload(frame, workload).to_numpy(bool)]
     columns = [*SCALING_COLUMNS, *(c for c in CARRIED_COLUMNS if c in scores)]
-    if frame.empty:
-        return pd.DataFrame(columns=columns)
+    if frame.empty:  # no row, each column of a full table's dtype (not all object)
+        return pd.DataFrame({c: frame[c] if c in frame else _empty_column(c) for c in columns})
     frame = frame.assign(outlier=outliers(frame))
     if reference == "family":
         parts = [
@@ -393,6 +395,25 @@ def workload_scaling_table(
     out["superlinear"] = superlinear(out)
     out = out.sort_values(["accelerators", "time_to_train_min", "system_id"])
     return out.reset_index(drop=True)[columns]
+
+
+# The columns a scaling table adds that hold text, and its one whole number: every other
+# column it adds is a float64 measure
+_ADDED_TEXT = (
+    "reference_rule",
+    "reference_org",
+    "reference_submitter",
+    "reference_system_id",
+    "superlinear",
+    "outlier",
+)
+
+
+def _empty_column(name: str) -> pd.Series:
+    """A column ``name`` of an empty scaling table that its scores lack, of its dtype."""
+    if name in _ADDED_TEXT:
+        return pd.Series(dtype=str)
+    return pd.Series(dtype="int64" if name == "reference_accelerators" else float)
 
 
 def references(table: pd.DataFrame) -> list[Reference]:

@@ -124,7 +124,7 @@ def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Serie
     others at its count; ``Acme alone at 16; elsewhere 2.49x ...`` for one whose submitter is
     such an outlier elsewhere in the family and that no other submitter ran beside."""
     spread = spread or count_spread()
-    out = pd.Series("", index=frame.index, dtype=object)
+    out = pd.Series("", index=frame.index, dtype=str)
     if frame.empty:
         return out
     d = count_deviations(frame)

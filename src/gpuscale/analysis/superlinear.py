@@ -49,7 +49,7 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
     """The short reason of each E' above 1 (``REASONS``' keys), "" elsewhere. ``table``:
     a scaling table (``gpuscale.tables.SCALING_COLUMNS`` up to ``normalized_efficiency``;
     per-family references allowed)."""
-    out = pd.Series("", index=table.index, dtype=object)
+    out = pd.Series("", index=table.index, dtype=str)
     above = (table["normalized_efficiency"] > 1).to_numpy(bool)
     if not above.any():
         return out

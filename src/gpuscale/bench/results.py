@@ -8,6 +8,7 @@ and a message per line skipped (:func:`read_results`), the one bench loader
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,7 +229,9 @@ def load_bench(path: Path | str, *, takes_round: bool = True) -> BenchFile:
     """The one bench loader: the bench table of a results file, and the lines skipped.
     :class:`ResultsError` when it cannot be read (see :func:`read_results`) or holds no
     bench result, saying why (a ``gpuscale collectives`` file: give it as --collectives;
-    else the first line skipped)."""
+    else the first line skipped); TypeError naming ``path`` for one that is no path."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a results file's path, not {type(path).__name__}")
     path = Path(path)
     schemas: list[str] = []
     records, problems = read_results(path, schemas=schemas, takes_round=takes_round)
@@ -253,8 +256,10 @@ def load_bench(path: Path | str, *, takes_round: bool = True) -> BenchFile:
 
 def holds_records(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` holds a results file's records, a row each (as
-    ``pd.read_json(path, lines=True)`` reads the file), rather than their bench table."""
-    return "schema" in frame.columns and "config" in frame.columns
+    ``pd.read_json(path, lines=True)`` reads the file), rather than their bench table:
+    either column no bench table has, so that records lacking the other are refused as
+    records (each row's missing key said), not as a bench table lacking 70 columns."""
+    return "schema" in frame.columns or "config" in frame.columns
 
 
 def records_bench(frame: pd.DataFrame) -> BenchFile:

@@ -94,7 +94,12 @@ class Support:
         weakness = filled("weak evidence: {}", joined(self.kinds))
         grade = weakness or "firm evidence"
         if self.untrusted:  # a flagged run (read with --allow-flagged) is never firm evidence
-            grade = f"{self.untrusted} flagged, used with --allow-flagged{filled('; {}', weakness)}"
+            # the advice's words name the field as its reader gives it (allow_flagged= in
+            # Python); lazy: the advice's phrasebook reads this package
+            from gpuscale.advice.explain.phrasebook import field_named
+
+            allowed = field_named("allow_flagged")
+            grade = f"{self.untrusted} flagged, used with {allowed}{filled('; {}', weakness)}"
         return f"{steps}({counted(self.runs, 'run')}; {grade})"
 
     def remedy(self, basis: bool = False) -> str:

@@ -258,6 +258,11 @@ def bench_table(records: list[dict[str, object]]) -> pd.DataFrame:
     frame = frame_of(BENCH_SCHEMA, (_row(r) for r in records))
     if frame.empty:
         return frame
+    # a whole-number column no run recorded (a CPU host's GPUs, a GPU's memory) is all
+    # None, which pandas holds as object: float64 NaN, as the schema has such a column
+    for name in (c for c, dtype in BENCH_SCHEMA.items() if dtype == "int"):
+        if frame[name].dtype == object and frame[name].isna().all():
+            frame[name] = frame[name].astype(float)
     frame["config_group"] = [
         "|".join(map(str, row)) for row in frame[list(BENCH_GROUP_COLUMNS)].itertuples(index=False)
     ]

@@ -128,6 +128,33 @@ def check_counts(frame: pd.DataFrame, parameter: str) -> None:
     )
 
 
+def check_bench_numbers(frame: pd.DataFrame, parameter: str = "bench") -> None:
+    """ValueError where a run recorded ok in a bench table (``bench_table``'s rows, as
+    ``gpuscale.advise`` takes them) has a rate or a step time that is text or no positive
+    finite number, or an accelerator count that is no whole number of at least 1: how
+    many rows, and the first values. gpuscale's reader skips such a record (saying why),
+    so a table holding one was edited; the advice divides by each and takes its log, so
+    it is refused here, not failed deep inside. A column the table lacks is left to the
+    advice's own refusal, which names them all."""
+    ok = frame[(frame["status"] == "ok").to_numpy(bool)] if "status" in frame else frame
+    for column, noun in (("samples_per_s", "a throughput"), ("step_ms_mean", "a step time")):
+        if column in ok:
+            _check_numbers(ok, column, parameter, _positive, "a positive finite number", noun)
+    if "accelerators" in ok:
+        _check_numbers(
+            ok,
+            "accelerators",
+            parameter,
+            lambda n: (n >= 1) & (n < math.inf) & (n == n.round()),
+            "a whole count of at least 1",
+            "an accelerator count",
+        )
+
+
+def _positive(values: pd.Series) -> pd.Series:
+    return (values > 0) & (values < math.inf)
+
+
 def _check_numbers(
     frame: pd.DataFrame,
     column: str,

@@ -196,9 +196,12 @@ def check_ranges(request: object, ranges: Mapping[str, Range], rules: Mapping[st
         value = getattr(request, name)
         for one in value if isinstance(value, tuple) else (value,):
             if one is None:
-                if kinds[name].default is not None:
-                    help = kinds[name].metadata["help"]
-                    raise TypeError(f"{name} must be a number, not None ({help})")
+                if (default := kinds[name].default) is not None:
+                    help = kinds[name].metadata["help"]  # what the field is, said after
+                    raise TypeError(
+                        f"{name} must be a number, not None (leave it out for its default, "
+                        f"{default!r}): {help}"
+                    )
                 continue
             # numbers.Real: numpy's integers and floats too (a value read from a table)
             if isinstance(one, bool) or not isinstance(one, numbers.Real):

@@ -94,6 +94,13 @@ def spelled_as(keywords: bool) -> Iterator[None]:
         _SPELLING.reset(token)
 
 
+def field_named(field: str) -> str:
+    """A request's ``field`` named as the spelling in force names it, for words made
+    outside a template: ``allow_flagged=`` in Python's, ``--allow-flagged`` in the
+    command line's."""
+    return _SPELLING.get()(ref(field))
+
+
 def strategy_words(strategy: str) -> dict[str, str]:
     """The strategy's row: its name and the collectives its step issues."""
     return STRATEGIES.get(strategy, STRATEGIES["ddp"])

@@ -226,8 +226,10 @@ def overview_like(
         ax.set_title(f"{display_name(result.workload)} ({result.round}){said}")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    for ax in axes[-1, :]:
-        ax.set_xlabel("accelerators (log scale)")
+    for col in range(cols):  # the lowest drawn panel of each column carries the x axis
+        lowest = axes[max(r for r in range(rows) if r * cols + col < n), col]
+        lowest.xaxis.set_tick_params(labelbottom=True)
+        lowest.set_xlabel("accelerators (log scale)")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
     # 7.5 pt: on a phone the figure keeps 34rem of width, its text ~7 px (report.css)

@@ -234,3 +234,37 @@ def test_the_first_screen_at_1400_by_900_holds_the_answer_and_the_overview(
     finally:
         browser.set_window_size(size["width"], size["height"])
         browser.get((tmp_path_factory.getbasetemp()).as_uri())
+
+
+ANSWER_TABLE = """
+const t = document.querySelector('table.recommended'), box = t.closest('.scroll');
+return [innerWidth, box.scrollWidth, box.clientWidth,
+        Array.from(t.querySelectorAll('tbody tr td:nth-child(4)'))
+          .map(td => Math.round(td.getBoundingClientRect().width)),
+        Array.from(t.querySelectorAll('.edge')).map(e => e.textContent)];
+"""
+
+
+def test_the_answer_table_fits_its_column_where_a_count_is_an_end_of_the_data(
+    browser, tmp_path_factory
+) -> None:
+    """v5.0's DLRM and R-GAT picks are the fewest their family ran ("8, the fewest
+    measured"): at 1100 px, the first screen in two columns, the answer table fits its
+    column, the words wrapping; kept on one line they made the table wider than its box
+    and left "Why not more" the width of one word (v0.7's "8-16, from the fewest
+    measured" hid that column at 1400 px)."""
+    out = tmp_path_factory.mktemp("answer-edges")
+    workloads = ["bert", "rgat", "llama31_405b", "llama2_70b_lora", "dlrm_dcnv2"]
+    path = build_report(load_round("v5.0"), workloads, out, AnalysisOptions(n_boot=100))
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(1100, 900)
+        browser.get(path.resolve().as_uri())
+        width, wide, room, why, edges = browser.execute_script(ANSWER_TABLE)
+        assert 960 < width <= 1100  # two columns (report.css: one below 60rem)
+        assert edges.count("the fewest measured") == 2
+        assert wide <= room, (wide, room, why)
+        assert min(why) >= 120, why  # "Why not more" keeps more than one word a line
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+        browser.get((tmp_path_factory.getbasetemp()).as_uri())

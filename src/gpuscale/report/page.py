@@ -154,7 +154,9 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
             f"{format_minutes(rec.time_min)}"
         )
         low, high = rec.count_low, rec.count_high
-        row["95% range"] = span(f"{low:,}", f"{high:,}") + _range_edges(rec)
+        row["_range"] = span(f"{low:,}", f"{high:,}")
+        row["_range_edge"] = _range_edge_words(rec)
+        row["95% range"] = row["_range"] + filled(", {}", row["_range_edge"])
         row["Why not more"] = _why_not_more(rec)
         rows.append(row)
     return rows
@@ -166,11 +168,10 @@ EDGE_WORDS = {FEWEST: "the fewest measured", MOST: "the most measured"}
 RANGE_EDGE_WORDS = {FEWEST: "from the fewest measured", MOST: "to the most measured"}
 
 
-def _range_edges(rec: Recommendation) -> str:
-    """``, to the most measured``: the ends of the family's counts the 95% range reaches
+def _range_edge_words(rec: Recommendation) -> str:
+    """``to the most measured``: the ends of the family's counts the 95% range reaches
     beyond the pick (an end at the pick is said with the pick)."""
-    ends = [RANGE_EDGE_WORDS[e] for e in rec.range_edges if e != rec.edge]
-    return filled(", {}", joined(ends))
+    return joined(RANGE_EDGE_WORDS[e] for e in rec.range_edges if e != rec.edge)
 
 
 def outlier_lines(recs: Sequence[Recommendation]) -> list[str]:

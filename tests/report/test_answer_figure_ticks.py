@@ -138,3 +138,20 @@ def test_a_column_whose_last_panel_is_empty_reads_its_counts_on_the_panel_above(
         else:  # the lowest drawn panel of its column
             assert len(written) >= 2, ax.get_title()
             assert ax.get_xlabel() == "accelerators (log scale)", ax.get_title()
+
+
+def test_every_panel_of_a_workload_names_its_axes_and_says_which_are_log(gpt3) -> None:
+    """The four panels: speedup, E' and why E' falls had no y label, their counts' axis
+    no word of its log scale (the first screen's said it): each axis is named, a log one
+    says so, and the dotted line at the recommended count is in the legend."""
+    figure = scaling(gpt3).figure
+    for ax in figure.axes:
+        for label, scale in (
+            (ax.get_xlabel(), ax.get_xscale()),
+            (ax.get_ylabel(), ax.get_yscale()),
+        ):
+            assert label, ax.get_title()
+            assert ("(log scale)" in label) == (scale == "log"), (ax.get_title(), label)
+    why = next(ax for ax in figure.axes if ax.get_title().startswith("Why E' falls"))
+    said = [t.get_text() for t in why.get_legend().get_texts()]
+    assert any(t.startswith("recommended: ") for t in said), said

@@ -303,3 +303,24 @@ def test_a_report_lists_the_data_problems_of_its_benchmarks() -> None:
     table = html[html.index('id="problems"') :]
     assert table.count("<tr><td>v4.1</td>") == len(bert)
     assert f"({len(bert)}, of the benchmarks reported; {len(tables.problems)} in" in table
+
+
+def test_each_systems_table_says_whom_its_speedup_and_e_are_against(report) -> None:
+    """The workload's figures set each family against its own smallest system; its table,
+    by the study rule, against one reference across families (BERT's: 2 x RTX A5000, an
+    H100 at E' 18 there): the table's summary says which, where the figures' differ."""
+    import re
+    from html import unescape
+
+    from gpuscale.analysis import analyze
+    from gpuscale.report.page import reference_said
+
+    _, html = report
+    said = [
+        unescape(s)
+        for s in re.findall(r'<details class="systems"><summary>(.*?)</summary>', html, re.S)
+    ]
+    assert len(said) == 2, said
+    assert all("against the study rule's reference, not each family's own" in s for s in said)
+    (bert,) = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100, reference="family"))
+    assert reference_said(bert.table).endswith("each family's own reference, as the figures")

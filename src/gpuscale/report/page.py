@@ -75,6 +75,7 @@ class Section:
     # the table's columns where they differ from the page's (a First published column)
     columns: list[str] = field(default_factory=list)
     first_note: str = ""  # what the First published column says, where it is shown
+    reference_said: str = ""  # whom the table's speedup, E and E' are against
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -128,6 +129,19 @@ def section_columns(rows: list[dict[str, object]], round_name: str) -> tuple[lis
         f"unchanged (the same runs); empty for those first published in {round_name}."
     )
     return columns, said
+
+
+def reference_said(table: pd.DataFrame) -> str:
+    """Whom a systems table's speedup, E and E' are against (its ``reference_rule``), and
+    where that differs from the workload's figures (each family against its own)."""
+    rules = list(dict.fromkeys(table["reference_rule"].dropna().astype(str)))
+    if rules == ["family"]:
+        return "speedup, E and E' against each family's own reference, as the figures"
+    whom = "the study rule's reference" if rules == ["study"] else f"the reference {joined(rules)}"
+    return (
+        f"speedup, E and E' against {whom}, not each family's own as in the figures: "
+        "across families E' measures hardware too"
+    )
 
 
 RECOMMEND_HEADERS = ("Workload", "Recommended", "95% range", "Why not more")

@@ -309,9 +309,6 @@ def test_each_systems_table_says_whom_its_speedup_and_e_are_against(report) -> N
     """The workload's figures set each family against its own smallest system; its table,
     by the study rule, against one reference across families (BERT's: 2 x RTX A5000, an
     H100 at E' 18 there): the table's summary says which, where the figures' differ."""
-    import re
-    from html import unescape
-
     from gpuscale.analysis import analyze
     from gpuscale.report.page import reference_said
 
@@ -324,3 +321,19 @@ def test_each_systems_table_says_whom_its_speedup_and_e_are_against(report) -> N
     assert all("against the study rule's reference, not each family's own" in s for s in said)
     (bert,) = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100, reference="family"))
     assert reference_said(bert.table).endswith("each family's own reference, as the figures")
+
+
+def test_the_energy_result_reads_as_gpuscale_energy_shows_it(tmp_path) -> None:
+    """v4.1's one power submission (Dell, 64 x H100, Llama2 70B LoRA: 16,384.27 kJ):
+    `gpuscale energy` shows 16,380 kJ and its power scope, unstated; the report wrote
+    16,384 kJ and no scope."""
+    from gpuscale.analysis.energy_per_result import energy_view
+    from gpuscale.report.rounds_section import energy_section
+    from gpuscale.report.svg import FigureFiles
+
+    tables = load_round("v4.1")
+    section = energy_section(tables, ["llama2_70b_lora"], FigureFiles(tmp_path))
+    (said,) = [f for f in section.findings if "W per accelerator" in f]
+    assert "16,380 kJ (4.6 kWh) in 5.05 min" in said and "power scope unstated" in said
+    (headline,) = energy_view(tables, ["llama2_70b_lora"]).headline  # the CLI's words
+    assert "16,380 kJ" in headline and "power scope unstated" in headline

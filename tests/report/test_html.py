@@ -337,3 +337,19 @@ def test_the_energy_result_reads_as_gpuscale_energy_shows_it(tmp_path) -> None:
     assert "16,380 kJ (4.6 kWh) in 5.05 min" in said and "power scope unstated" in said
     (headline,) = energy_view(tables, ["llama2_70b_lora"]).headline  # the CLI's words
     assert "16,380 kJ" in headline and "power scope unstated" in headline
+
+
+def test_the_trends_say_each_rounds_time_is_at_its_own_most_common_count(tmp_path) -> None:
+    """BERT's H100s from v4.1 to v5.0: 5.39 min on 8, then 0.887 min on 64 (the only
+    v5.0 system); the sentence said no more, read as 6x faster, the counts told apart by
+    nothing but 'on 8', 'on 64'. It names the basis: each round's most common count."""
+    from gpuscale.report.rounds_section import trends_section
+    from gpuscale.report.svg import FigureFiles
+
+    section = trends_section(load_round("v4.1", "v5.0"), ["bert"], FigureFiles(tmp_path))
+    assert section is not None
+    (bert,) = section.findings
+    assert bert.startswith(
+        "BERT (each family's best time at its most common count in each round): "
+    )
+    assert "H100-SXM5-80GB: 5.39 min on 8 in v4.1, 0.887 min on 64 in v5.0" in bert

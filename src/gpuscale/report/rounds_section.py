@@ -109,7 +109,12 @@ def trends_section(
                 lambda g=group, w=workload: _chart("trend_chart", g, w), f"trends_{workload}", group
             )
             figures.append((f"{display_name(workload)}: best time by round", svg, files))
-        said = [*family_trends(group), *grouped_notes(group)]
+        families = family_trends(group)
+        said = [*families, *grouped_notes(group)]
+        # each round's time is at its own most common count: 8 in one, 64 in the next
+        basis = " (each family's best time at its most common count in each round)"
         if said:
-            findings.append(f"{display_name(workload)}: {'; '.join(said)}.")
+            findings.append(
+                f"{display_name(workload)}{basis if families else ''}: {'; '.join(said)}."
+            )
     return ExtraSection("trends", "Trends across rounds", findings, figures, left_out)

@@ -353,3 +353,14 @@ def test_the_trends_say_each_rounds_time_is_at_its_own_most_common_count(tmp_pat
         "BERT (each family's best time at its most common count in each round): "
     )
     assert "H100-SXM5-80GB: 5.39 min on 8 in v4.1, 0.887 min on 64 in v5.0" in bert
+
+
+def test_the_header_names_each_rounds_ruleset() -> None:
+    """A reader citing the scores needs the rules they were scored by: v0.7's 0.7.0 and
+    v5.0's 5.0.0, a round mlperf-logging has no rules for the newest earlier, said so."""
+    from gpuscale.report.page import rounds_said
+
+    assert rounds_said(["v0.7", "v5.0"]) == "rounds v0.7 (ruleset 0.7.0) and v5.0 (ruleset 5.0.0)"
+    later = rounds_said(["v9.9"])
+    assert later.startswith("round v9.9 (ruleset ") and later.endswith(", the newest earlier one)")
+    assert rounds_said(["my-results"]) == "round my-results"

@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers, edge_words
 from gpuscale.analysis.crossing import FEWEST, MOST
+from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import (
     counted,
     decimals_apart,
@@ -349,6 +350,20 @@ def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.D
     return problems[keep]
 
 
+def rounds_said(rounds: Sequence[str]) -> str:
+    """``round v4.1 (ruleset 4.1.0)``: the rounds and the mlperf-logging ruleset each is
+    scored by (``ruleset_for``: the newest earlier one where the round's own is unknown,
+    said so); a name that is no round's, alone."""
+
+    def one(name: str) -> str:
+        ruleset, other = ruleset_for(name)
+        if ruleset is None:
+            return name
+        return f"{name} (ruleset {ruleset}{', the newest earlier one' if other else ''})"
+
+    return f"{noun_for(len(rounds), 'round')} {joined(one(r) for r in rounds)}"
+
+
 def render_html(
     tables: RoundTables,
     sections: list[Section],
@@ -380,7 +395,7 @@ def render_html(
         if len(tables.scores)
         else "gpuscale report: your hardware",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        rounds_said=f"{noun_for(len(rounds), 'round')} {joined(rounds)}",
+        rounds_said=rounds_said(rounds),
         sections=sections,
         overview=overview_figure,
         bench=bench,

@@ -113,3 +113,45 @@ def test_the_ring_at_the_axes_edge_is_whole_and_its_count_over_the_points(v30_al
         if len(c.get_offsets()) and c.get_window_extent(renderer).overlaps(box)
     ]
     assert under and count.get_zorder() > max(under)
+
+
+def test_a_column_whose_last_panel_is_empty_reads_its_counts_on_the_panel_above(v50) -> None:
+    """Three workloads on the first screen (v5.0's seven alike): the right column's lowest
+    panel is in the row above the empty one; it carries that column's count ticks and
+    label (sharing x, it drew neither: R-GAT's panel had no scale of accelerators)."""
+    results = analyze(v50, ["bert", "dlrm_dcnv2", "rgat"], AnalysisOptions(n_boot=100))
+    figure = overview_like(results).figure
+    FigureCanvasAgg(figure).draw()
+    shown = [ax for ax in figure.axes if ax.get_visible()]
+    assert len(shown) == 3 and len(figure.axes) == 4
+    for ax in shown:
+        below = [
+            other
+            for other in shown
+            if other is not ax
+            and abs(other.get_position().x0 - ax.get_position().x0) < 1e-6
+            and other.get_position().y0 < ax.get_position().y0
+        ]
+        written = [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+        if below:
+            assert ax.get_xlabel() == "", ax.get_title()
+        else:  # the lowest drawn panel of its column
+            assert len(written) >= 2, ax.get_title()
+            assert ax.get_xlabel() == "accelerators (log scale)", ax.get_title()
+
+
+def test_every_panel_of_a_workload_names_its_axes_and_says_which_are_log(gpt3) -> None:
+    """The four panels: speedup, E' and why E' falls had no y label, their counts' axis
+    no word of its log scale (the first screen's said it): each axis is named, a log one
+    says so, and the dotted line at the recommended count is in the legend."""
+    figure = scaling(gpt3).figure
+    for ax in figure.axes:
+        for label, scale in (
+            (ax.get_xlabel(), ax.get_xscale()),
+            (ax.get_ylabel(), ax.get_yscale()),
+        ):
+            assert label, ax.get_title()
+            assert ("(log scale)" in label) == (scale == "log"), (ax.get_title(), label)
+    why = next(ax for ax in figure.axes if ax.get_title().startswith("Why E' falls"))
+    said = [t.get_text() for t in why.get_legend().get_texts()]
+    assert any(t.startswith("recommended: ") for t in said), said

@@ -141,3 +141,30 @@ def test_a_long_model_name_is_drawn_whole_in_the_step_breakdown() -> None:
     assert clipped_texts(figure) == []
     drawn = [t.get_text().replace("\n", "") for t in figure.axes[0].get_xticklabels()]
     assert name in drawn
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        # the README's bench: its title reached past the figure's left edge ('redicted ...')
+        "Advice: Predicted training of mlp-0.2m (200k parameters) with DDP on CPU processes",
+        "Advice: Predicted training of /home/someone/my models/transformer_with_a_long_name.py"
+        ":make_model (1.2M parameters) with FSDP on 8 x NVIDIA H100 80GB HBM3 within one node",
+    ],
+    ids=["readme", "path"],
+)
+def test_the_advice_figure_draws_its_whole_title_inside(title: str) -> None:
+    import pandas as pd
+
+    from gpuscale.report.bench_figures import predicted_scaling
+
+    from .figure_checks import clipped_texts
+
+    predicted = pd.DataFrame(
+        {"accelerators": [1, 2], "speedup": [1.0, 0.16], "speedup_low": [1.0, 0.01]}
+    ).assign(speedup_high=[1.0, 2.0])
+    figure = predicted_scaling(predicted, None, title).figure
+    assert clipped_texts(figure) == []
+    drawn = figure.axes[0].get_title()
+    assert " ".join(drawn.split()) == " ".join(title.split())  # every word, in order
+    assert "\n" in drawn

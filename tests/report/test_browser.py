@@ -6,6 +6,7 @@ Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them) 
 
 from __future__ import annotations
 
+import base64
 import shutil
 from pathlib import Path
 
@@ -234,3 +235,97 @@ def test_the_first_screen_at_1400_by_900_holds_the_answer_and_the_overview(
     finally:
         browser.set_window_size(size["width"], size["height"])
         browser.get((tmp_path_factory.getbasetemp()).as_uri())
+
+
+ANSWER_TABLE = """
+const t = document.querySelector('table.recommended'), box = t.closest('.scroll');
+return [innerWidth, box.scrollWidth, box.clientWidth,
+        Array.from(t.querySelectorAll('tbody tr td:nth-child(4)'))
+          .map(td => Math.round(td.getBoundingClientRect().width)),
+        Array.from(t.querySelectorAll('.edge')).map(e => e.textContent)];
+"""
+
+
+def test_the_answer_table_fits_its_column_where_a_count_is_an_end_of_the_data(
+    browser, tmp_path_factory
+) -> None:
+    """v5.0's DLRM and R-GAT picks are the fewest their family ran ("8, the fewest
+    measured"): at 1100 px, the first screen in two columns, the answer table fits its
+    column, the words wrapping; kept on one line they made the table wider than its box
+    and left "Why not more" the width of one word (v0.7's "8-16, from the fewest
+    measured" hid that column at 1400 px)."""
+    out = tmp_path_factory.mktemp("answer-edges")
+    workloads = ["bert", "rgat", "llama31_405b", "llama2_70b_lora", "dlrm_dcnv2"]
+    path = build_report(load_round("v5.0"), workloads, out, AnalysisOptions(n_boot=100))
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(1100, 900)
+        browser.get(path.resolve().as_uri())
+        width, wide, room, why, edges = browser.execute_script(ANSWER_TABLE)
+        assert 960 < width <= 1100  # two columns (report.css: one below 60rem)
+        assert edges.count("the fewest measured") == 2
+        assert wide <= room, (wide, room, why)
+        assert min(why) >= 120, why  # "Why not more" keeps more than one word a line
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+        browser.get((tmp_path_factory.getbasetemp()).as_uri())
+
+
+PRINT_STATE = """
+return Array.from(document.querySelectorAll('details')).map(d => d.open);
+"""
+
+
+def test_printing_opens_every_collapsed_section_and_closes_it_after(browser, page) -> None:
+    """A printout cannot be expanded: the method, the findings, the systems tables and the
+    data problems, collapsed on screen, were left out of the PDF (8 pages of the default
+    report, 33 with them). Printing opens each; after it, those it opened close again."""
+    browser.get((page / "index.html").resolve().as_uri())
+    before = browser.execute_script(PRINT_STATE)
+    assert len(before) >= 5 and not any(before)
+    browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")
+    assert all(browser.execute_script(PRINT_STATE))
+    browser.execute_script("window.dispatchEvent(new Event('afterprint'))")
+    assert browser.execute_script(PRINT_STATE) == before
+    # the browser's own print fires them: its PDF is longer than with the sections shut
+    # again by a listener after the report's
+    opened = _pdf_pages(browser.print_page())
+    assert browser.execute_script(PRINT_STATE) == before
+    browser.execute_script(
+        "window.addEventListener('beforeprint', () =>"
+        "  document.querySelectorAll('details').forEach(d => { d.open = false; }))"
+    )
+    assert opened > _pdf_pages(browser.print_page()) >= 1
+    browser.refresh()
+
+
+def _pdf_pages(printed: str) -> int:
+    """The pages of a PDF as WebDriver's print returns it (base64)."""
+    import re
+
+    return len(re.findall(rb"/Type\s*/Page[^s]", base64.b64decode(printed)))
+
+
+PRINTED_TABLES = """
+return Array.from(document.querySelectorAll('table.sortable:not(.answers)')).map(t =>
+  [Math.round(t.getBoundingClientRect().width), t.closest('.scroll').clientWidth]);
+"""
+
+
+def test_on_paper_each_systems_table_prints_every_column(browser, page) -> None:
+    """Printed (A4's width, 760 px), a workload's systems table (14 columns) was cut at
+    its scrolling box after N: its times, speedups and E' were not on paper. In print the
+    boxes do not scroll and the tables fit the page, their names breaking."""
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(760, 1000)
+        browser.get((page / "index.html").resolve().as_uri())
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")
+        widths = browser.execute_script(PRINTED_TABLES)
+        assert len(widths) >= 3  # each workload's systems and the data problems
+        assert all(table <= room + 1 for table, room in widths), widths
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.set_window_size(size["width"], size["height"])
+        browser.refresh()

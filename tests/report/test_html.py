@@ -303,3 +303,64 @@ def test_a_report_lists_the_data_problems_of_its_benchmarks() -> None:
     table = html[html.index('id="problems"') :]
     assert table.count("<tr><td>v4.1</td>") == len(bert)
     assert f"({len(bert)}, of the benchmarks reported; {len(tables.problems)} in" in table
+
+
+def test_each_systems_table_says_whom_its_speedup_and_e_are_against(report) -> None:
+    """The workload's figures set each family against its own smallest system; its table,
+    by the study rule, against one reference across families (BERT's: 2 x RTX A5000, an
+    H100 at E' 18 there): the table's summary says which, where the figures' differ."""
+    from gpuscale.analysis import analyze
+    from gpuscale.report.page import reference_said
+
+    _, html = report
+    said = [
+        unescape(s)
+        for s in re.findall(r'<details class="systems"><summary>(.*?)</summary>', html, re.S)
+    ]
+    assert len(said) == 2, said
+    assert all("against the study rule's reference, not each family's own" in s for s in said)
+    (bert,) = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100, reference="family"))
+    assert reference_said(bert.table).endswith("each family's own reference, as the figures")
+
+
+def test_the_energy_result_reads_as_gpuscale_energy_shows_it(tmp_path) -> None:
+    """v4.1's one power submission (Dell, 64 x H100, Llama2 70B LoRA: 16,384.27 kJ):
+    `gpuscale energy` shows 16,380 kJ and its power scope, unstated; the report wrote
+    16,384 kJ and no scope."""
+    from gpuscale.analysis.energy_per_result import energy_view
+    from gpuscale.report.rounds_section import energy_section
+    from gpuscale.report.svg import FigureFiles
+
+    tables = load_round("v4.1")
+    section = energy_section(tables, ["llama2_70b_lora"], FigureFiles(tmp_path))
+    (said,) = [f for f in section.findings if "W per accelerator" in f]
+    assert "16,380 kJ (4.6 kWh) in 5.05 min" in said and "power scope unstated" in said
+    (headline,) = energy_view(tables, ["llama2_70b_lora"]).headline  # the CLI's words
+    assert "16,380 kJ" in headline and "power scope unstated" in headline
+
+
+def test_the_trends_say_each_rounds_time_is_at_its_own_most_common_count(tmp_path) -> None:
+    """BERT's H100s from v4.1 to v5.0: 5.39 min on 8, then 0.887 min on 64 (the only
+    v5.0 system); the sentence said no more, read as 6x faster, the counts told apart by
+    nothing but 'on 8', 'on 64'. It names the basis: each round's most common count."""
+    from gpuscale.report.rounds_section import trends_section
+    from gpuscale.report.svg import FigureFiles
+
+    section = trends_section(load_round("v4.1", "v5.0"), ["bert"], FigureFiles(tmp_path))
+    assert section is not None
+    (bert,) = section.findings
+    assert bert.startswith(
+        "BERT (each family's best time at its most common count in each round): "
+    )
+    assert "H100-SXM5-80GB: 5.39 min on 8 in v4.1, 0.887 min on 64 in v5.0" in bert
+
+
+def test_the_header_names_each_rounds_ruleset() -> None:
+    """A reader citing the scores needs the rules they were scored by: v0.7's 0.7.0 and
+    v5.0's 5.0.0, a round mlperf-logging has no rules for the newest earlier, said so."""
+    from gpuscale.report.page import rounds_said
+
+    assert rounds_said(["v0.7", "v5.0"]) == "rounds v0.7 (ruleset 0.7.0) and v5.0 (ruleset 5.0.0)"
+    later = rounds_said(["v9.9"])
+    assert later.startswith("round v9.9 (ruleset ") and later.endswith(", the newest earlier one)")
+    assert rounds_said(["my-results"]) == "round my-results"

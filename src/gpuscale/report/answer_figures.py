@@ -141,7 +141,7 @@ def _floor(ax: Axes, rec: Recommendation, like: pd.DataFrame, colour: str) -> No
 NICE = np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
 
 
-def _log_axes(ax: Axes, x_label: str = "accelerators") -> None:
+def _log_axes(ax: Axes, x_label: str = "accelerators (log scale)") -> None:
     """Log axes with few fixed ticks (counts: powers of 4, else of 2; y: 1-2-5 steps, at
     most 5), at least two on each: a tick's artists are most of a figure's drawing time,
     and one tick alone gives no scale to read a point by."""
@@ -226,8 +226,10 @@ def overview_like(
         ax.set_title(f"{display_name(result.workload)} ({result.round}){said}")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    for ax in axes[-1, :]:
-        ax.set_xlabel("accelerators (log scale)")
+    for col in range(cols):  # the lowest drawn panel of each column carries the x axis
+        lowest = axes[max(r for r in range(rows) if r * cols + col < n), col]
+        lowest.xaxis.set_tick_params(labelbottom=True)
+        lowest.set_xlabel("accelerators (log scale)")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
     # 7.5 pt: on a phone the figure keeps 34rem of width, its text ~7 px (report.css)
@@ -265,6 +267,7 @@ def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = 
         a.plot(xs, xs / n_ref, color=styles[str(family)][0], linewidth=0.8, linestyle="--")
     _ring(a, rec, like, "speedup")
     _log_axes(a)
+    a.set_ylabel("speedup S (log scale)")
     a.set_title("Speedup against the family's smallest system")
     ideal = Line2D([], [], **REFERENCE_LINE, label="ideal S = N / N_ref")
     a.legend(handles=[*_legend_handles(styles), ideal], loc="upper left", frameon=False)
@@ -274,6 +277,7 @@ def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = 
     _floor(b, rec, like, styles.get(rec.family, ("#555555", ""))[0])
     _ring(b, rec, like, "normalized_efficiency")
     _log_axes(b)
+    b.set_ylabel("E' (log scale)")
     b.set_title(f"E' (dotted: {rec.threshold:g} x {rec.family}'s best)")
     _frontier(c, result.table, styles, labels)
     _ring_hours(c, rec)
@@ -310,7 +314,7 @@ def _frontier(
     plain_log(ax.yaxis)
     ax.grid(alpha=0.25, axis="y")
     ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
-    ax.set_ylabel("time to train, min")
+    ax.set_ylabel("time to train, minutes (log scale)")
     ax.set_title("Time against cost (grey: Pareto front)")
 
 
@@ -340,8 +344,15 @@ def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
             label=name,
         )
     ax.axhline(1.0, **REFERENCE_LINE)
-    if rec.accelerators is not None:
-        ax.axvline(rec.accelerators, color="#000000", linewidth=0.7, linestyle=":")
+    if rec.accelerators is not None:  # named in the legend: no ring marks it here
+        ax.axvline(
+            rec.accelerators,
+            color="#000000",
+            linewidth=0.7,
+            linestyle=":",
+            label=f"recommended: {rec.accelerators:,}",
+        )
     _log_axes(ax)
+    ax.set_ylabel("factor of E' (log scale)")
     ax.set_title(f"Why E' falls ({rec.family}, fastest per count)")
     ax.legend(loc="lower left", frameon=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Hashable
 
 import numpy as np
@@ -302,10 +303,20 @@ def predicted_scaling(
     ax.set_ylim(bottom=0)
     ax.set_xlabel("devices (log scale)")
     ax.set_ylabel("throughput speedup over 1 device")
-    ax.set_title(title)
+    # the advice's title names the model, its size, strategy and platform: over the axes
+    # (the legend outside) a line holds TITLE_CHARS, the rest goes on lines of its own
+    lines = textwrap.wrap(title, TITLE_CHARS, break_on_hyphens=False) or [""]
+    ax.set_title("\n".join(lines))
     legend_outside(ax)
     fig.subplots_adjust(**MARGINS)
+    fig.subplots_adjust(top=MARGINS["top"] - TITLE_LINE * (len(lines) - 1))
     return Chart(fig, labels)
+
+
+# A title line over the axes of ``new_axes()`` with the legend outside (9.5 pt), in
+# characters, and the share of the figure's height each further line takes from the axes
+TITLE_CHARS = 56
+TITLE_LINE = 0.045
 
 
 def breakdown_title(scaling: pd.DataFrame) -> str:

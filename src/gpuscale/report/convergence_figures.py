@@ -154,6 +154,6 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     ax.set_yscale("log")
     plain_log(ax.yaxis)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_count(v)))
-    ax.set_ylabel(f"{unit} to converge")
+    ax.set_ylabel(f"{unit} to converge (log scale)")
     ax.set_title(title(result, "convergence vs batch"))
     return finish(fig, ax, labels)

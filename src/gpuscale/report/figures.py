@@ -327,7 +327,7 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
     for col in range(cols):  # the lowest drawn panel of each column carries the x axis
         lowest = axes[max(r for r in range(rows) if r * cols + col < n), col]
         lowest.xaxis.set_tick_params(labelbottom=True)
-        lowest.set_xlabel("accelerators")
+        lowest.set_xlabel("accelerators (log scale)")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
     fig.suptitle("Normalised efficiency of every workload (colour and shape: cluster)")

@@ -36,6 +36,7 @@ from gpuscale.report.gc_tuning import fewer_collections
 from gpuscale.report.page import (
     Section,
     answer_rows,
+    reference_said,
     render_html,
     report_headline,
     section_columns,
@@ -339,4 +340,5 @@ def _section(
         not_drawn=[text for name, text in FIGURE_NAMES.items() if name not in names],
         columns=columns,
         first_note=first_note,
+        reference_said=reference_said(result.table) if "reference_rule" in result.table else "",
     )

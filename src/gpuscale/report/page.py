@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers, edge_words
 from gpuscale.analysis.crossing import FEWEST, MOST
+from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import (
     counted,
     decimals_apart,
@@ -75,6 +76,7 @@ class Section:
     # the table's columns where they differ from the page's (a First published column)
     columns: list[str] = field(default_factory=list)
     first_note: str = ""  # what the First published column says, where it is shown
+    reference_said: str = ""  # whom the table's speedup, E and E' are against
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -130,6 +132,19 @@ def section_columns(rows: list[dict[str, object]], round_name: str) -> tuple[lis
     return columns, said
 
 
+def reference_said(table: pd.DataFrame) -> str:
+    """Whom a systems table's speedup, E and E' are against (its ``reference_rule``), and
+    where that differs from the workload's figures (each family against its own)."""
+    rules = list(dict.fromkeys(table["reference_rule"].dropna().astype(str)))
+    if rules == ["family"]:
+        return "speedup, E and E' against each family's own reference, as the figures"
+    whom = "the study rule's reference" if rules == ["study"] else f"the reference {joined(rules)}"
+    return (
+        f"speedup, E and E' against {whom}, not each family's own as in the figures: "
+        "across families E' measures hardware too"
+    )
+
+
 RECOMMEND_HEADERS = ("Workload", "Recommended", "95% range", "Why not more")
 
 
@@ -154,7 +169,9 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
             f"{format_minutes(rec.time_min)}"
         )
         low, high = rec.count_low, rec.count_high
-        row["95% range"] = span(f"{low:,}", f"{high:,}") + _range_edges(rec)
+        row["_range"] = span(f"{low:,}", f"{high:,}")
+        row["_range_edge"] = _range_edge_words(rec)
+        row["95% range"] = row["_range"] + filled(", {}", row["_range_edge"])
         row["Why not more"] = _why_not_more(rec)
         rows.append(row)
     return rows
@@ -166,11 +183,10 @@ EDGE_WORDS = {FEWEST: "the fewest measured", MOST: "the most measured"}
 RANGE_EDGE_WORDS = {FEWEST: "from the fewest measured", MOST: "to the most measured"}
 
 
-def _range_edges(rec: Recommendation) -> str:
-    """``, to the most measured``: the ends of the family's counts the 95% range reaches
+def _range_edge_words(rec: Recommendation) -> str:
+    """``to the most measured``: the ends of the family's counts the 95% range reaches
     beyond the pick (an end at the pick is said with the pick)."""
-    ends = [RANGE_EDGE_WORDS[e] for e in rec.range_edges if e != rec.edge]
-    return filled(", {}", joined(ends))
+    return joined(RANGE_EDGE_WORDS[e] for e in rec.range_edges if e != rec.edge)
 
 
 def outlier_lines(recs: Sequence[Recommendation]) -> list[str]:
@@ -334,6 +350,20 @@ def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.D
     return problems[keep]
 
 
+def rounds_said(rounds: Sequence[str]) -> str:
+    """``round v4.1 (ruleset 4.1.0)``: the rounds and the mlperf-logging ruleset each is
+    scored by (``ruleset_for``: the newest earlier one where the round's own is unknown,
+    said so); a name that is no round's, alone."""
+
+    def one(name: str) -> str:
+        ruleset, other = ruleset_for(name)
+        if ruleset is None:
+            return name
+        return f"{name} (ruleset {ruleset}{', the newest earlier one' if other else ''})"
+
+    return f"{noun_for(len(rounds), 'round')} {joined(one(r) for r in rounds)}"
+
+
 def render_html(
     tables: RoundTables,
     sections: list[Section],
@@ -365,7 +395,7 @@ def render_html(
         if len(tables.scores)
         else "gpuscale report: your hardware",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        rounds_said=f"{noun_for(len(rounds), 'round')} {joined(rounds)}",
+        rounds_said=rounds_said(rounds),
         sections=sections,
         overview=overview_figure,
         bench=bench,

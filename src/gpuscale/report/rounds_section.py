@@ -10,7 +10,7 @@ from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
-from gpuscale.quantities import counted, devices, format_minutes, named
+from gpuscale.quantities import TABLE_DIGITS, counted, devices, format_minutes, named, number
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
@@ -61,10 +61,13 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
     for row in energy[known].itertuples(index=False):
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {named(row.submitter, row.system_name)}, "
-            f"{devices(row.accelerators, row.accelerator_family)}: {row.energy_kj:,.0f} kJ "
+            # the energy as `gpuscale energy` shows it (16,380 kJ, not 16,384), and where
+            # the power was measured (AC, DC or unstated), as it says beside it
+            f"{devices(row.accelerators, row.accelerator_family)}: "
+            f"{number(row.energy_kj, TABLE_DIGITS)} kJ "
             f"({row.energy_kj / 3600:,.1f} kWh) in {format_minutes(row.time_to_train_min)}, "
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
-            "host."
+            f"host, power scope {row.power_scope}."
         )
     title = "Energy to train (official rule, power submissions)"
     caption = "Energy against accelerators; time against energy with the Pareto front"
@@ -106,7 +109,12 @@ def trends_section(
                 lambda g=group, w=workload: _chart("trend_chart", g, w), f"trends_{workload}", group
             )
             figures.append((f"{display_name(workload)}: best time by round", svg, files))
-        said = [*family_trends(group), *grouped_notes(group)]
+        families = family_trends(group)
+        said = [*families, *grouped_notes(group)]
+        # each round's time is at its own most common count: 8 in one, 64 in the next
+        basis = " (each family's best time at its most common count in each round)"
         if said:
-            findings.append(f"{display_name(workload)}: {'; '.join(said)}.")
+            findings.append(
+                f"{display_name(workload)}{basis if families else ''}: {'; '.join(said)}."
+            )
     return ExtraSection("trends", "Trends across rounds", findings, figures, left_out)

@@ -31,3 +31,16 @@ function markOverflowing() {
 }
 markOverflowing();
 window.addEventListener("resize", markOverflowing);
+
+// A printed page cannot be expanded: print every collapsed section (the findings, the
+// systems tables, the method, the data problems) open, and close them again after.
+var closedForPrint = [];
+window.addEventListener("beforeprint", function () {
+  closedForPrint = Array.prototype.filter.call(document.querySelectorAll("details"),
+    function (d) { return !d.open; });
+  closedForPrint.forEach(function (d) { d.open = true; });
+});
+window.addEventListener("afterprint", function () {
+  closedForPrint.forEach(function (d) { d.open = false; });
+  closedForPrint = [];
+});

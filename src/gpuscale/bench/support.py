@@ -27,6 +27,7 @@ from gpuscale.bench.evidence import (
     steps_asked,
 )
 from gpuscale.quantities import counted, filled, joined
+from gpuscale.tables.refusals import field_named
 
 
 class HasResiduals(Protocol):
@@ -94,10 +95,7 @@ class Support:
         weakness = filled("weak evidence: {}", joined(self.kinds))
         grade = weakness or "firm evidence"
         if self.untrusted:  # a flagged run (read with --allow-flagged) is never firm evidence
-            # the advice's words name the field as its reader gives it (allow_flagged= in
-            # Python); lazy: the advice's phrasebook reads this package
-            from gpuscale.advice.explain.phrasebook import field_named
-
+            # named as the reader gives it (allow_flagged= in Python)
             allowed = field_named("allow_flagged")
             grade = f"{self.untrusted} flagged, used with {allowed}{filled('; {}', weakness)}"
         return f"{steps}({counted(self.runs, 'run')}; {grade})"

@@ -11,7 +11,8 @@ import math
 import numbers
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import fields
 from os import PathLike
 
@@ -265,3 +266,15 @@ def _bound(value: float) -> str:
     if value >= 1e7 and exponent.is_integer():
         return f"10^{int(exponent)}"
     return number(value)
+
+
+# How words name a request's field where a reader's spelling is in force (the advice's
+# ``phrasebook.spelled_as``: Python's keywords or a command's options); None: the command
+# line's, each field's own option
+SPELLING: ContextVar[Callable[[str], str] | None] = ContextVar("spelling", default=None)
+
+
+def field_named(field: str) -> str:
+    """A request's ``field`` named as :data:`SPELLING` names it, for words made outside a
+    template: ``allow_flagged=`` in Python's, ``--allow-flagged`` in the command line's."""
+    return (SPELLING.get() or as_options)(ref(field))

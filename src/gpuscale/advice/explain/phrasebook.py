@@ -23,7 +23,6 @@ import math
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
 from itertools import groupby
@@ -52,7 +51,7 @@ from gpuscale.quantities import (
     span,
     with_article,
 )
-from gpuscale.tables.refusals import as_keywords, as_options, given_as, ref
+from gpuscale.tables.refusals import SPELLING, as_keywords, as_options, given_as, ref
 from gpuscale.tables.request_text import option_names
 
 PHRASES_FILE = "advice_phrases.json"
@@ -78,27 +77,20 @@ def as_advise_options(text: str) -> str:
     return as_options(text, OPTIONS)
 
 
-# How the words name a request's field: the command line's options unless ``spelled_as``
-# says Python's keywords (a Python advice's words)
-_SPELLING: ContextVar[Callable[[str], str]] = ContextVar("spelling", default=as_advise_options)
-
-
 @contextmanager
 def spelled_as(keywords: bool) -> Iterator[None]:
-    """The words made inside name a request's fields as Python's keywords where
-    ``keywords``, else as the command line's options."""
-    token = _SPELLING.set(as_keywords if keywords else as_advise_options)
+    """The words made inside name a request's fields (``tables.refusals.SPELLING``) as
+    Python's keywords where ``keywords``, else as ``gpuscale advise``'s options."""
+    token = SPELLING.set(as_keywords if keywords else as_advise_options)
     try:
         yield
     finally:
-        _SPELLING.reset(token)
+        SPELLING.reset(token)
 
 
-def field_named(field: str) -> str:
-    """A request's ``field`` named as the spelling in force names it, for words made
-    outside a template: ``allow_flagged=`` in Python's, ``--allow-flagged`` in the
-    command line's."""
-    return _SPELLING.get()(ref(field))
+def _spelling() -> Callable[[str], str]:
+    """The spelling in force: ``gpuscale advise``'s options where none is set."""
+    return SPELLING.get() or as_advise_options
 
 
 def strategy_words(strategy: str) -> dict[str, str]:
@@ -283,7 +275,7 @@ class Phrasing(Formatter):
             value = self._named(name)
             typed = self.format_field(value, how)
             named = ref(field, value if isinstance(value, Real) else typed, typed=typed)
-        return _SPELLING.get()(named)
+        return _spelling()(named)
 
     def format_field(self, value: object, format_spec: str) -> str:
         if isinstance(value, _Field):

@@ -137,9 +137,17 @@ def check_bench_numbers(frame: pd.DataFrame, parameter: str = "bench") -> None:
     it is refused here, not failed deep inside. A column the table lacks is left to the
     advice's own refusal, which names them all."""
     ok = frame[(frame["status"] == "ok").to_numpy(bool)] if "status" in frame else frame
-    for column, noun in (("samples_per_s", "a throughput"), ("step_ms_mean", "a step time")):
+    # A missing rate or count is refused too: the reader skips an ok record lacking either,
+    # and the advice takes each count as an integer. A missing step time passes, as the
+    # reader keeps a record lacking it.
+    for column, noun, missing in (
+        ("samples_per_s", "a throughput", False),
+        ("step_ms_mean", "a step time", True),
+    ):
         if column in ok:
-            _check_numbers(ok, column, parameter, _positive, "a positive finite number", noun)
+            _check_numbers(
+                ok, column, parameter, _positive, "a positive finite number", noun, missing
+            )
     if "accelerators" in ok:
         _check_numbers(
             ok,
@@ -148,6 +156,7 @@ def check_bench_numbers(frame: pd.DataFrame, parameter: str = "bench") -> None:
             lambda n: (n >= 1) & (n < math.inf) & (n == n.round()),
             "a whole count of at least 1",
             "an accelerator count",
+            missing_ok=False,
         )
 
 
@@ -162,10 +171,11 @@ def _check_numbers(
     fits: Callable[[pd.Series], pd.Series],
     must_be: str,
     noun: str,
+    missing_ok: bool = True,
 ) -> None:
     """ValueError where some value of ``column`` is text (numbers as text, ``"5.39"``:
     arithmetic on them fails deep inside) or a number ``fits`` refuses, saying how many
-    rows and the first three; missing values pass."""
+    rows and the first three; missing values pass where ``missing_ok``."""
     import pandas as pd  # lazy: as above
 
     values = frame[column]
@@ -176,7 +186,7 @@ def _check_numbers(
             f"({_first(text)}), not a number: convert the column (pd.to_numeric)"
         )
     numbers = pd.to_numeric(values, errors="coerce").astype(float)
-    bad = values[values.notna() & ~fits(numbers)].tolist()
+    bad = values[(values.notna() | (not missing_ok)) & ~fits(numbers)].tolist()
     if bad:
         raise ValueError(
             f"{parameter} has {counted(len(bad), 'row')} whose {column} is not {must_be} "

@@ -22,7 +22,16 @@ from gpuscale.analysis.decompose import (
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
 from gpuscale.analysis.terminal import untimed_sentences
-from gpuscale.quantities import article, counted, devices, filled, format_minutes, named, number
+from gpuscale.quantities import (
+    article,
+    counted,
+    devices,
+    filled,
+    format_minutes,
+    joined,
+    named,
+    number,
+)
 from gpuscale.report.republished_words import (
     Firsts,
     earlier_among,
@@ -237,7 +246,7 @@ def _no_factors(row: pd.Series) -> str:
         if isinstance(flag := row.get(column), str) and flag:
             return flag
     lacking = [what for column, what in _FACTOR_INPUTS if pd.isna(row.get(column))]
-    return f"no {' or '.join(lacking)} in its logs" if lacking else "no factor computed"
+    return f"no {joined(lacking, 'or')} in its logs" if lacking else "no factor computed"
 
 
 def undrawn_factors_sentence(table: pd.DataFrame, family: str) -> str | None:

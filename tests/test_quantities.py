@@ -210,7 +210,15 @@ def test_a_clause_is_said_only_where_it_has_a_value(value: object, said: str) ->
 
 @pytest.mark.parametrize(
     ("low", "high", "said"),
-    [(1.21, 1.434, "1.21-1.43"), (2, 2_048, "2-2,048"), (float("nan"), 3.0, ""), (None, 1, "")],
+    [
+        (1.21, 1.434, "1.21-1.43"),
+        (2, 2_048, "2-2,048"),
+        (float("nan"), 3.0, ""),
+        (None, 1, ""),
+        # v4.1 Stable Diffusion, Dell XE9680x8H200-SXM-141GB: 3 figures write both ends 34.0
+        (33.9709, 34.0154, "33.97-34.02"),
+        (5.0, 5.0, "5.00-5.00"),
+    ],
 )
 def test_an_interval_cell_is_empty_without_its_low_end(
     low: object, high: object, said: str

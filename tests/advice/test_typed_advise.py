@@ -152,6 +152,7 @@ def test_an_empty_list_and_a_path_as_topology_are_refused_in_words() -> None:
         ("accelerators", 1.5, "2 rows whose accelerators is not a whole count of at least 1"),
         ("accelerators", None, "2 rows whose accelerators is not a whole count of at least 1 "),
         ("samples_per_s", None, "2 rows whose samples_per_s is not a positive finite number "),
+        ("step_ms_mean", None, "2 rows whose step_ms_mean is not a positive finite number "),
     ],
 )
 def test_an_edited_bench_tables_impossible_number_is_refused_by_column(
@@ -161,8 +162,8 @@ def test_an_edited_bench_tables_impossible_number_is_refused_by_column(
     pandas' "Invalid comparison between dtype=str and ndarray", "math domain error", a
     ZeroDivisionError; an accelerator count as text read as "no N = 1 run". A missing
     count failed ("'>' not supported between instances of 'float' and 'NoneType'", NaN:
-    "cannot convert float NaN to integer") and a missing rate was advised on, where the
-    reader skips an ok record lacking either."""
+    "cannot convert float NaN to integer") and a missing rate or step was advised on,
+    where the reader skips an ok record lacking one."""
     path = tmp_path / "results.jsonl"
     for world, rate in ((1, 1000.0), (2, 1400.0)):
         append_result(path, bench_record("tf-7m", 6_870_000, world, rate))

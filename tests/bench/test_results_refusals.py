@@ -175,6 +175,7 @@ def read_edited(
         ("timing.step_ms_mean", 0.0, "timing.step_ms_mean is 0.0: a run recorded ok took"),
         ("timing.plain_step_ms_mean", 0, "timing.plain_step_ms_mean is 0: a run recorded ok"),
         ("timing.samples_per_s", 0.0, "timing.samples_per_s is 0.0: a run recorded ok took"),
+        ("timing.step_ms_mean", None, "timing.step_ms_mean is missing: a run recorded ok time"),
         ("config.accum", 2**53, "config.accum is 9007199254740992, more than a bench takes"),
         ("config.accum", 2.0, "config.accum is 2.0, not a whole number >= 1 written as an integ"),
         ("config.timeout_s", 1e12, "config.timeout_s is 1000000000000.0, more than a bench"),
@@ -189,7 +190,8 @@ def test_a_value_no_bench_writes_is_a_row_skipped_naming_it(
     0.0)", a bucket_mb of 0 in "bucket size must be positive, got 0.0 MiB", params 0 in
     "parameters must be positive", an accum of 2^53 in "global batch None cannot be split
     ...", no file or field named; a backward_ms of 1e300 in a ZeroDivisionError's
-    traceback; a plain N = 1 step of 0 ms in a speedup of 0 at N = 2, unflagged. Each is
+    traceback; a plain N = 1 step of 0 ms in a speedup of 0 at N = 2, unflagged; a missing
+    step_ms_mean widened the advice's interval (0.0319-0.466x to 0.0204-0.728x) unsaid. Each is
     what the bench writes (a time within the longest --timeout, fixed_ms_low <= fixed_ms
     <= fixed_ms_high, a bucket --bucket-mb takes, an ok run's model has parameters and
     its whole steps take time, a config the bench takes), else the row is skipped, the

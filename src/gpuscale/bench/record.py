@@ -245,6 +245,9 @@ def record_problem(record: object) -> str | None:
         # an ok run always records its rate: without it the row is no measurement (at
         # N = 1 it would leave its configuration no baseline)
         return "timing.samples_per_s is missing: a run recorded ok measured its rate"
+    if record.get("status") == "ok" and (record.get("timing") or {}).get("step_ms_mean") is None:
+        # and its mean step, which the advice's calibration and its interval read
+        return "timing.step_ms_mean is missing: a run recorded ok timed its steps"
     return _contradiction(config, timing if record.get("status") == "ok" else {}, record)
 
 

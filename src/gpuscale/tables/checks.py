@@ -137,16 +137,12 @@ def check_bench_numbers(frame: pd.DataFrame, parameter: str = "bench") -> None:
     it is refused here, not failed deep inside. A column the table lacks is left to the
     advice's own refusal, which names them all."""
     ok = frame[(frame["status"] == "ok").to_numpy(bool)] if "status" in frame else frame
-    # A missing rate or count is refused too: the reader skips an ok record lacking either,
-    # and the advice takes each count as an integer. A missing step time passes, as the
-    # reader keeps a record lacking it.
-    for column, noun, missing in (
-        ("samples_per_s", "a throughput", False),
-        ("step_ms_mean", "a step time", True),
-    ):
+    # A missing rate, step or count is refused too: the reader skips an ok record lacking
+    # one, and the advice takes each count as an integer.
+    for column, noun in (("samples_per_s", "a throughput"), ("step_ms_mean", "a step time")):
         if column in ok:
             _check_numbers(
-                ok, column, parameter, _positive, "a positive finite number", noun, missing
+                ok, column, parameter, _positive, "a positive finite number", noun, missing_ok=False
             )
     if "accelerators" in ok:
         _check_numbers(

@@ -275,7 +275,7 @@ def show(
         return
     # the columns asked (names.resolve_columns), checked before any note is said
     with fail_on(UnknownNameError, option="--columns"):
-        shown = resolve_columns(columns, list(view.shown), list(view.frame.columns))
+        shown = resolve_columns(columns, list(view.shown), list(view.frame.columns), view.renamed)
     if columns is None and fmt is not Format.table:
         # CSV and JSON are lossless: the terminal's columns first, then every other one
         shown += [c for c in view.frame.columns if c not in shown]

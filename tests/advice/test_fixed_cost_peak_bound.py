@@ -182,7 +182,7 @@ def test_the_link_that_implies_no_device_is_named_once(
     (found,) = [f for f in advice.calibration.said.sources if getattr(f, "kind", "") == UNBOUND]
     assert found["link_measured"] is (link == "measured")
     assert found["link"] == advice.calibration.machine.network.intra.name
-    (sentence,) = _said(advice, "Fixed cost not bounded by a peak")
+    (sentence,) = _said(advice, "Fixed cost not")
     assert sentence.count("the link") == (link != "custom")
     golden.check(
         VIEW, f"not bounded, no device named, {link} link", sentence, paths={str(tmp_path): "<tmp>"}

@@ -305,6 +305,21 @@ def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None
     assert "Traceback" not in said and "Exception ignored" not in said
 
 
+@pytest.mark.parametrize("asked", [["--help"], ["analyze", "--help"]])
+def test_help_to_a_reader_that_stops_early_leaves_the_status_alone(asked: list[str]) -> None:
+    """``gpuscale --help | head -1`` ended with status 1 and no word (typer's help console
+    is rich's, whose closed pipe exits with 1) where ``gpuscale analyze ... | head -1``
+    ended with its own, 0: help's reader gone is as any other's."""
+    import subprocess
+    import sys
+
+    command = " ".join([sys.executable, "-m", "gpuscale.cli", *asked, "| true"])
+    done = subprocess.run(
+        ["bash", "-c", command + "; echo ${PIPESTATUS[0]}"], capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "0" and done.stderr == "", done.stderr
+
+
 def test_a_reader_of_both_streams_that_stops_early_leaves_the_status_alone() -> None:
     """``gpuscale plan ... -f csv 2>&1 | head -1``: a note written after the reader has
     gone does not end the command with status 1; stderr is dropped as stdout is, the

@@ -575,10 +575,16 @@ def resolve_choices(values: Sequence[str] | None, valid: Iterable[str], what: st
     return [resolve_choice(v, valid, what) for v in values or ()]
 
 
-def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str]) -> list[str]:
+def resolve_columns(
+    asked: str | None,
+    default: list[str],
+    valid: Iterable[str],
+    renamed: Mapping[str, str] | None = None,
+) -> list[str]:
     """``--columns`` (comma-separated, in order) resolved against a table's columns (any
     case, no abbreviation), else ``default``; :class:`UnknownNameError` for one that is
-    none."""
+    none, offering the column ``renamed`` (``TableView.renamed``) gives a name other
+    tables use (``samples_to_converge``: ``epochs_to_converge`` where counts are epochs)."""
     if asked is None:
         return default
     names = [c.strip() for c in asked.split(",")]
@@ -586,6 +592,13 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
         why = "an empty column name between commas (or at an end); give names such as "
         why += "system_name,speedup"
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
+    valid = list(valid)
+    held = {_key(old): new for old, new in (renamed or {}).items() if new in valid}
+    for name in names:
+        if (new := held.get(_key(name))) and all(_key(v) != _key(name) for v in valid):
+            hint = f": this table names its counts by their unit{suggested([new])}"
+            said = f"unknown column {clipped(name)!r}{hint}"
+            raise UnknownNameError(said, typed=name, why=f"unknown column{hint}")
     chosen = resolve_choices(names, valid, "column")
     if why := given_twice(chosen, "column"):  # a column asked twice is a typo, not shown twice
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)

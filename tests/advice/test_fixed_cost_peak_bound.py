@@ -10,7 +10,9 @@ fixed cost (issue 60: ResNet-50 by its parameters was "Use 1 device" on 8 A100s)
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +21,7 @@ import gpuscale
 from gpuscale.advice.types import FindingKind
 from gpuscale.cli import app
 
+from ..builders import sweep_rows
 from ..golden import Golden
 
 VIEW = "advice/fixed_cost_peak_bound"
@@ -148,3 +151,39 @@ def test_the_cli_says_it() -> None:
         )
         assert result.exit_code == 0, result.output
         assert f"Fixed cost {start}" in result.output
+
+
+def _gpu_sweep(tmp_path: Path) -> Path:
+    """An all-reduce sweep of two GPUs (the ring model's, 0.86 GB/s and 250 us a hop)."""
+    rows = [
+        {"kind": "sweep", "sweep_id": "s1", "device": "cuda", "ranks": 2, "nodes": 1},
+        *sweep_rows(0.86, 250.0, 2),
+    ]
+    path = tmp_path / "coll.jsonl"
+    header = {"schema": "gpuscale.collectives/2", "sweep_id": "s1"}
+    path.write_text("".join(json.dumps(header | r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("link", ["measured", "custom", "preset"])
+def test_the_link_that_implies_no_device_is_named_once(
+    link: str, tmp_path: Path, golden: Golden
+) -> None:
+    """A measured link's name is already a phrase (``the link measured in c.jsonl (2
+    ranks)``): the sentence read ``the link the link measured in``; a custom link's read
+    ``the link custom``. The finding records whether the link was measured; its words name
+    the link once, as measured, custom or a preset."""
+    given = {
+        "measured": {"collectives": str(_gpu_sweep(tmp_path))},
+        "custom": {"busbw_gbs": 10.0, "latency_us": 20.0},
+        "preset": {"link": "pcie-phb"},
+    }[link]
+    advice = gpuscale.advise(params=PARAMS, step_ms=STEP_MS, batch=BATCH, max_devices=4, **given)
+    (found,) = [f for f in advice.calibration.said.sources if getattr(f, "kind", "") == UNBOUND]
+    assert found["link_measured"] is (link == "measured")
+    assert found["link"] == advice.calibration.machine.network.intra.name
+    (sentence,) = _said(advice, "Fixed cost not")
+    assert sentence.count("the link") == (link != "custom")
+    golden.check(
+        VIEW, f"not bounded, no device named, {link} link", sentence, paths={str(tmp_path): "<tmp>"}
+    )

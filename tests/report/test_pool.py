@@ -79,6 +79,34 @@ def test_matplotlib_gets_a_folder_it_can_write_only_where_it_cannot_make_its_own
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     matplotlib_home()
     assert "MPLCONFIGDIR" not in os.environ and (tmp_path / "matplotlib").is_dir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    matplotlib_home()
+    assert "MPLCONFIGDIR" not in os.environ and (tmp_path / "matplotlib").is_dir()
     monkeypatch.setenv("XDG_CONFIG_HOME", "/proc/no-such-folder")  # no one can make it
     matplotlib_home()
     assert os.path.isdir(os.environ["MPLCONFIGDIR"])
+
+
+def test_an_unwritable_cache_folder_leaves_matplotlib_quiet_and_no_folder_behind(
+    tmp_path,
+) -> None:
+    """``XDG_CACHE_HOME=/proc/x gpuscale report``: the config folder could be made, so
+    matplotlib was left to find its cache folder, could not, and printed two lines into
+    the report's output. The temporary folder it is given is removed at exit."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "from gpuscale.report.pool import matplotlib_home\n"
+        "matplotlib_home()\n"
+        "import matplotlib\n"
+        "print(matplotlib.get_cachedir(), matplotlib.get_configdir())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"}
+    env |= {"HOME": str(tmp_path), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "/proc/x"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    cache, config = done.stdout.split()
+    assert cache == config and not cache.startswith(str(tmp_path))  # one folder, its own
+    assert not os.path.exists(cache)  # removed as the process ended

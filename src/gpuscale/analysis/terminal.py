@@ -278,10 +278,10 @@ def workload_view(
     table = table.assign(**{INTERVAL: table.apply(interval_text, axis=1)})
     columns = list(SUMMARY_FIELDS)
     columns.insert(columns.index("time_to_train_min") + 1, INTERVAL)
-    drop = ANALYZE_DROP_ORDER
+    drop, renamed = ANALYZE_DROP_ORDER, {}
     if decompose:
         columns += DECOMPOSE_COLUMNS
-        table, columns, drop = in_own_unit(table, columns, drop)
+        table, columns, drop, renamed = in_own_unit(table, columns, drop)
     if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
         columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
     said = [
@@ -300,27 +300,28 @@ def workload_view(
         f"{references_text(result)}",
         drop,
         said=(*(f"  {line}" for line in said), ""),
+        renamed=renamed,
     )
 
 
 def in_own_unit(
     table: pd.DataFrame, columns: list[str], drop: tuple[str, ...]
-) -> tuple[pd.DataFrame, list[str], tuple[str, ...]]:
+) -> tuple[pd.DataFrame, list[str], tuple[str, ...], dict[str, str]]:
     """The counts to converge under their unit's name where the table has one unit and
     it is not samples (``epochs_to_converge`` for v0.7 DLRM, whose logs count epochs),
     the unit column then left out: a narrow terminal drops a column of one value first,
     and ``samples to converge`` stood alone over epochs. The renamed columns replace the
-    others (``--columns samples_to_converge`` is refused there); a table of several units
-    keeps the names beside its unit column."""
+    others (``--columns samples_to_converge`` is refused there, offering its new name: the
+    renames returned); a table of several units keeps the names beside its unit column."""
     units = table.get("convergence_unit", pd.Series(dtype=str)).fillna("").astype(str)
     unit = units.iloc[0] if units.nunique() == 1 else ""
     if unit in ("", "samples"):
-        return table, columns, drop
-    names = {c: c.replace("samples", unit) for c in CONVERGE_COUNTS}
-    names["convergence_unit"] = ""  # said by the names
+        return table, columns, drop, {}
+    renamed = {c: c.replace("samples", unit) for c in CONVERGE_COUNTS}
+    names = renamed | {"convergence_unit": ""}  # said by the names
     columns = [names.get(c, c) for c in columns if names.get(c) != ""]
     drop = tuple(names.get(c, c) for c in drop if names.get(c) != "")
-    return table.rename(columns=names).drop(columns=""), columns, drop
+    return table.rename(columns=names).drop(columns=""), columns, drop, renamed
 
 
 def study_lines(

@@ -5,7 +5,6 @@ terminal (rich), CSV or JSON."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import textwrap
@@ -25,6 +24,7 @@ from gpuscale.names import UnknownNameError, resolve_columns
 from gpuscale.quantities import column_label
 from gpuscale.report import text_table
 from gpuscale.report.text_table import cells_text, columns_that_fit, fold, numeric_cells
+from gpuscale.sources.signals import reader_gone
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, csv_cell, jsonable, records_csv
 
@@ -41,17 +41,12 @@ class Format(str, Enum):
 PIPED_WIDTH = 240  # a file or a pager has no width of its own
 
 
-class _Quiet(Console):
-    """A console whose reader may go (``2>&1 | head -3``): what is left is dropped and the
-    command goes on, its exit status its own (rich's default exited with 1)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        with contextlib.suppress(OSError, ValueError):  # no later flush fails again
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+# Any console's reader may go (``2>&1 | head -3``, ``--help | head -1``: typer's own help
+# console too): what is left is dropped, the exit status the command's (``reader_gone``)
+Console.on_broken_pipe = reader_gone  # type: ignore[method-assign]
 
 
-class _Out(_Quiet):
+class _Out(Console):
     """stdout as wide as ``COLUMNS`` says when it is printed to (not when gpuscale was
     imported: rich 13 and 15 read it at different times), else the terminal's, else
     ``PIPED_WIDTH``; sentences are never hard-wrapped (``soft_wrap``), so what a line says
@@ -82,7 +77,7 @@ OPTIONS: ContextVar[frozenset[str]] = ContextVar("OPTIONS", default=frozenset())
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face
 out = _Out(soft_wrap=True, emoji=False)
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
-err = _Quiet(stderr=True, soft_wrap=True, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 def _columns() -> int | None:
@@ -275,7 +270,7 @@ def show(
         return
     # the columns asked (names.resolve_columns), checked before any note is said
     with fail_on(UnknownNameError, option="--columns"):
-        shown = resolve_columns(columns, list(view.shown), list(view.frame.columns))
+        shown = resolve_columns(columns, list(view.shown), list(view.frame.columns), view.renamed)
     if columns is None and fmt is not Format.table:
         # CSV and JSON are lossless: the terminal's columns first, then every other one
         shown += [c for c in view.frame.columns if c not in shown]

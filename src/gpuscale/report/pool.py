@@ -7,8 +7,10 @@ import ahead of the load would cost more CPU than it saves.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
+import shutil
 import signal
 import tempfile
 from collections.abc import Callable
@@ -73,14 +75,28 @@ def figure_executor(workers: int) -> Executor:
 
 
 def matplotlib_home() -> None:
-    """``MPLCONFIGDIR``, where unset and matplotlib cannot make its own folder
-    (``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``), set to a temporary
-    one, as matplotlib itself then does, without the two lines it prints about it into a
-    report's output (where the home folder cannot be written)."""
+    """``MPLCONFIGDIR``, where unset and matplotlib cannot make and write its folders (its
+    config: ``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``; its cache, the
+    font list: ``$XDG_CACHE_HOME/matplotlib``, else ``~/.cache/matplotlib``), set to a
+    temporary one removed at exit, as matplotlib itself then does, without the two lines
+    it prints about it into a report's output (a home or cache folder it cannot write)."""
     if os.environ.get("MPLCONFIGDIR"):  # set (empty is unset, to matplotlib too)
         return
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    bases = (("XDG_CONFIG_HOME", "~/.config"), ("XDG_CACHE_HOME", "~/.cache"))
+    folders = [
+        os.path.join(os.environ.get(name) or os.path.expanduser(home), "matplotlib")
+        for name, home in bases
+    ]
+    if not all(map(_writable_folder, folders)):
+        folder = tempfile.mkdtemp(prefix="gpuscale-matplotlib-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # forked workers: not theirs
+        os.environ["MPLCONFIGDIR"] = folder
+
+
+def _writable_folder(folder: str) -> bool:
+    """Whether ``folder`` is, or can be made, a folder this process can write."""
     try:
-        os.makedirs(os.path.join(config, "matplotlib"), exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
     except OSError:
-        os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="gpuscale-matplotlib-")
+        return False
+    return os.path.isdir(folder) and os.access(folder, os.W_OK)

@@ -72,6 +72,19 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+def reader_gone(console: object) -> None:
+    """A console whose reader went (``| head -1``) says no more and its file writes to
+    /dev/null, so no later flush fails again; the command goes on, its exit status its own
+    (rich's ``Console.on_broken_pipe``, which this replaces, exits with 1 and no word)."""
+    console.quiet = True  # type: ignore[attr-defined]
+    _to_devnull(console.file)  # type: ignore[attr-defined]
+
+
+def _to_devnull(file: object) -> None:
+    with contextlib.suppress(OSError, ValueError):  # closed already: nothing to drop
+        os.dup2(os.open(os.devnull, os.O_WRONLY), file.fileno())  # type: ignore[attr-defined]
+
+
 def run_until_signalled(command: Callable[[], object], say: Callable[[str], None]) -> None:
     """Run ``command``; SIGINT, SIGTERM and SIGHUP end it with one line (``say``:
     "interrupted", "terminated", "hung up") and exit 130/143/129, temporary folders
@@ -94,8 +107,7 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
             name = f"{name[:60]}..."
         with contextlib.suppress(OSError):
             say(f"error: {exc.strerror or exc}{filled(': {}', name)}")
-        with contextlib.suppress(OSError, ValueError):  # stdout's own last flush
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _to_devnull(sys.stdout)  # stdout's own last flush
         raise SystemExit(2) from None
     finally:
         # The interpreter's final garbage collection walks every object of the scientific

@@ -141,7 +141,10 @@ class TableView:
     library from the same rows); ``keys``: the columns that name a row (where rows differ
     in one, a narrow terminal keeps it: without it, rows look like duplicates);
     ``said_of``: the column ``said`` is made of, row by row (trends' ``note``), where so:
-    CSV and JSON rows carry it already (their stderr leaves ``said`` out then)."""
+    CSV and JSON rows carry it already (their stderr leaves ``said`` out then);
+    ``renamed``: columns named otherwise here than in other tables (counts to converge by
+    their unit: ``samples_to_converge`` is ``epochs_to_converge``), what ``--columns``
+    offers for the other name."""
 
     frame: pd.DataFrame
     shown: Sequence[str]
@@ -156,6 +159,7 @@ class TableView:
     headline: tuple[str, ...] = ()
     keys: Sequence[str] = ("round",)
     said_of: str = ""
+    renamed: Mapping[str, str] = field(default_factory=dict)  # {other tables' name: this one's}
 
     @property
     def said_apart(self) -> tuple[str, ...]:

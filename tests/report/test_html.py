@@ -117,6 +117,22 @@ def test_by_default_the_overviews_and_each_workloads_panels_are_drawn(tmp_path) 
     assert "--all-figures" not in every.read_text()
 
 
+def test_every_element_id_on_the_page_is_unique_and_every_reference_resolves(report) -> None:
+    """Inline figures each number their groups from 1 (matplotlib's ``figure_1``,
+    ``axes_1``, ...): the page repeated hundreds of ids. Each is now unique, and each
+    ``href="#..."`` and ``url(#...)`` inside a figure names an id of that same figure."""
+    _out, html = report
+    parser = Collector()
+    parser.feed(html)
+    ids = [value for name, value in parser.attrs if name == "id"]
+    assert len(ids) > 500
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})[:5]
+    for svg in re.findall(r"<svg\b.*?</svg>", html, flags=re.S):
+        own = set(re.findall(r'\sid="([^"]+)"', svg))
+        cited = re.findall(r'(?:href="#|url\(#)([^")]+)', svg)
+        assert cited and set(cited) <= own, sorted(set(cited) - own)[:5]
+
+
 def test_untrusted_text_is_escaped(report) -> None:
     _, html = report
     assert EVIL not in html

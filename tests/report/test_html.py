@@ -133,6 +133,19 @@ def test_every_element_id_on_the_page_is_unique_and_every_reference_resolves(rep
         assert cited and set(cited) <= own, sorted(set(cited) - own)[:5]
 
 
+def test_the_study_overview_says_its_clusters_are_each_panels_own(report) -> None:
+    """The study's overview colours and shapes points by K-means cluster, numbered within
+    each workload (BERT's cluster 0 is not Stable Diffusion's) and drawn without a legend:
+    its caption says the colours belong to their panel."""
+    _out, html = report
+    figures = re.findall(r"<figure\b.*?</figure>", html, flags=re.S)
+    study = [f for f in figures if "_overview_efficiency.svg" in f]
+    assert len(study) == 1 and "Normalised efficiency of every workload" in study[0]
+    caption = unescape(re.sub(r"<[^>]+>", "", study[0].split("<figcaption>")[1]))
+    assert "cluster of behaviour, numbered within each panel" in caption
+    assert "not one cluster" in caption
+
+
 def test_untrusted_text_is_escaped(report) -> None:
     _, html = report
     assert EVIL not in html

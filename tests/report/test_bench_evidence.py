@@ -144,8 +144,34 @@ def test_the_figure_draws_the_prediction_of_the_measured_configuration(tmp_path:
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     (caption, svg) = next((t, g) for t, g, _ in section.figures if t.startswith("Predicted"))
     # the weak-scaling alternative (8 per device at every count), the measured run on it
-    assert "per-device batch 8)" in caption and "not drawn" not in caption
+    assert "(per-device batch 8 kept, the global batch growing" in caption
+    assert "not drawn" not in caption
     assert "points-measured" in svg
+
+
+def test_the_figure_and_the_answer_each_say_which_scaling_they_are(tmp_path: Path) -> None:
+    """The answer quotes the advice's strong scaling (global batch 8 kept: 4 per device at
+    2); the figure beside it draws the weak-scaling alternative (8 per device, the runs'
+    configuration) with another speedup at 2 devices, and neither said which it was."""
+    bench = bench_table(_runs("m", 10**6, 2, 60.0))
+    given = advice_on_bench(bench, AdviceRequest(interconnect="pcie-phb", max_devices=2))
+    advice = given.advice
+    assert advice is not None and advice.alternative is not None
+    # the premise: the advice keeps the global batch, its alternative the per-device one
+    assert set(advice.predictions["global_batch"]) == {8}
+    assert set(advice.alternative["batch_per_device"]) == {8}
+    strong = float(advice.predictions.set_index("accelerators").loc[2, "speedup"])
+    weak = float(advice.alternative.set_index("accelerators").loc[2, "speedup"])
+    assert abs(strong - weak) > 0.01
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    (caption, svg) = next((t, g) for t, g, _ in section.figures if t.startswith("Predicted"))
+    assert ", weak scaling (per-device batch 8 kept" in caption
+    assert "the advice above is strong scaling (global batch 8 kept, per-device batch 8 -> 4)" in (
+        caption
+    )
+    texts = re.findall(r"<text\b[^>]*>([^<]*)</text>", svg)
+    legend = [t for t in texts if t.startswith("predicted")]
+    assert legend == ["predicted, weak scaling"], legend
 
 
 def _predicted(low: float, high: float) -> pd.DataFrame:

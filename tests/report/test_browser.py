@@ -15,6 +15,7 @@ import pytest
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.report.html import build_report
+from gpuscale.tables import STUDY_WORKLOADS
 
 pytestmark = pytest.mark.browser
 
@@ -266,6 +267,39 @@ def test_the_answer_table_fits_its_column_where_a_count_is_an_end_of_the_data(
         assert edges.count("the fewest measured") == 2
         assert wide <= room, (wide, room, why)
         assert min(why) >= 120, why  # "Why not more" keeps more than one word a line
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+        browser.get((tmp_path_factory.getbasetemp()).as_uri())
+
+
+TABLE_FITS = """
+return Array.from(document.querySelectorAll(arguments[0])).map(t => {
+  const box = t.closest('.scroll') || t.parentElement;
+  return [innerWidth, t.scrollWidth, box.clientWidth];
+});
+"""
+
+
+@pytest.mark.parametrize(
+    ("width", "table"), [(1000, "table.recommended"), (700, "table.answers")], ids=str
+)
+def test_the_answer_and_criteria_tables_wrap_their_names_to_fit(
+    browser, tmp_path_factory, width: int, table: str
+) -> None:
+    """v5.0's study workloads: at 1000 px the answer table's workload names were kept on
+    one line ("Llama2 70B LoRA (v5.0)"), the table 17 px wider than its column; the
+    criteria table's system ids have no space to wrap at (v0.7's
+    "dgxa100_n32_ngc20.06_pytorch" made it 1198 px in a 1152 px page; v5.0's at 700 px,
+    659 in 653). Each name now wraps and the table fits its box."""
+    out = tmp_path_factory.mktemp(f"fits-{width}")
+    path = build_report(load_round("v5.0"), list(STUDY_WORKLOADS), out, AnalysisOptions(n_boot=100))
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(width, 900)
+        browser.get(path.resolve().as_uri())
+        sizes = browser.execute_script(TABLE_FITS, table)
+        assert sizes and all(width - 40 < shown <= width for shown, _t, _b in sizes), sizes
+        assert all(wide <= room for _w, wide, room in sizes), sizes
     finally:
         browser.set_window_size(size["width"], size["height"])
         browser.get((tmp_path_factory.getbasetemp()).as_uri())

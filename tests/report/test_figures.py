@@ -300,3 +300,31 @@ def test_no_tooltip_prints_nan(result) -> None:
         for t in chart.labels["hours"]
     ]
     assert said == pytest.approx(list(hours), rel=5e-3)
+
+
+def test_the_overview_draws_the_recommended_family_over_the_others() -> None:
+    """At E' = 1 every family's reference shares a point (v0.7: A100, TPU and V100 at 16):
+    the recommended family's markers were drawn first, alphabetically, and hidden there.
+    One collection draws in order: the recommended family's points come last."""
+    from gpuscale.report.answer_figures import overview_like
+    from gpuscale.report.recommend import recommend
+
+    rows = [
+        ("a8", "A100", 8, 10.0),
+        ("a16", "A100", 16, 5.0),
+        ("a64", "A100", 64, 1.3),
+        ("t16", "TPU-v3", 16, 10.0),
+        ("v8", "V100", 8, 20.0),
+        ("v16", "V100", 16, 10.0),
+    ]
+    frame = scores(rows)
+    tables = RoundTables(
+        systems=frame.iloc[0:0], runs=runs_for(frame), scores=frame, problems=frame.iloc[0:0]
+    )
+    analysed = analyze(tables, ["bert"], AnalysisOptions(n_boot=100))[0]
+    assert recommend(analysed).family == "A100"
+    chart = overview_like([analysed])
+    drawn = [label.split(", ")[0].split(" x ")[1] for label in chart.labels["points-0"]]
+    assert drawn == ["TPU-v3", "V100", "V100", "A100", "A100", "A100"]
+    at_16 = [tuple(xy) for xy in offsets(chart.figure, "points-0")]
+    assert at_16[-2] == (16.0, pytest.approx(1.0))  # A100's 16, drawn after TPU's and V100's

@@ -117,6 +117,35 @@ def test_by_default_the_overviews_and_each_workloads_panels_are_drawn(tmp_path) 
     assert "--all-figures" not in every.read_text()
 
 
+def test_every_element_id_on_the_page_is_unique_and_every_reference_resolves(report) -> None:
+    """Inline figures each number their groups from 1 (matplotlib's ``figure_1``,
+    ``axes_1``, ...): the page repeated hundreds of ids. Each is now unique, and each
+    ``href="#..."`` and ``url(#...)`` inside a figure names an id of that same figure."""
+    _out, html = report
+    parser = Collector()
+    parser.feed(html)
+    ids = [value for name, value in parser.attrs if name == "id"]
+    assert len(ids) > 500
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})[:5]
+    for svg in re.findall(r"<svg\b.*?</svg>", html, flags=re.S):
+        own = set(re.findall(r'\sid="([^"]+)"', svg))
+        cited = re.findall(r'(?:href="#|url\(#)([^")]+)', svg)
+        assert cited and set(cited) <= own, sorted(set(cited) - own)[:5]
+
+
+def test_the_study_overview_says_its_clusters_are_each_panels_own(report) -> None:
+    """The study's overview colours and shapes points by K-means cluster, numbered within
+    each workload (BERT's cluster 0 is not Stable Diffusion's) and drawn without a legend:
+    its caption says the colours belong to their panel."""
+    _out, html = report
+    figures = re.findall(r"<figure\b.*?</figure>", html, flags=re.S)
+    study = [f for f in figures if "_overview_efficiency.svg" in f]
+    assert len(study) == 1 and "Normalised efficiency of every workload" in study[0]
+    caption = unescape(re.sub(r"<[^>]+>", "", study[0].split("<figcaption>")[1]))
+    assert "cluster of behaviour, numbered within each panel" in caption
+    assert "not one cluster" in caption
+
+
 def test_untrusted_text_is_escaped(report) -> None:
     _, html = report
     assert EVIL not in html

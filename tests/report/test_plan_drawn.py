@@ -236,3 +236,27 @@ def test_a_workload_the_report_does_not_plan_is_said_with_its_command(v41, tmp_p
     assert run.exit_code == 0, run.output
     planned = pd.read_csv(io.StringIO(run.stdout))
     assert planned["accelerators"].tolist() == ran and planned["time_to_train_min"].notna().all()
+
+
+def test_the_plan_table_names_its_hours_as_the_report_and_the_cli_do(tmp_path: Path) -> None:
+    """The report's other tables and figures and `gpuscale plan` say accelerator-hours; the
+    plan table's heading said device-hours, a second word for the same quantity."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    data = plan_data(load_round("v4.1").scores, ["bert"])
+    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
+    assert section is not None
+    env = Environment(
+        loader=PackageLoader("gpuscale", "report/templates"),
+        autoescape=select_autoescape(default=True),
+    )
+    html = env.get_template("plan_tables.html").render(extra=section)
+    headings = [
+        re.sub(r"<[^>]+>", "", h).strip()
+        for h in re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)
+    ]
+    assert "accelerator-hours" in headings
+    assert "device-hours" not in html
+    cli = ["plan", "--round", "v4.1", "-w", "bert", "--accelerator", "H100"]
+    run = CliRunner().invoke(app, cli, terminal_width=300)
+    assert run.exit_code == 0 and "accelerator hours" in run.output

@@ -89,6 +89,14 @@ def _points(
     labels[gid] = point_labels(like)
 
 
+def _recommended_last(like: pd.DataFrame, family: str) -> pd.DataFrame:
+    """``like`` with the recommended family's systems last (stable within each part): one
+    collection draws its points in order, so at a shared point (E' = 1 at each family's
+    reference) the family the answer reads is drawn on top, not hidden by the others."""
+    order = np.argsort((like["accelerator_family"] == family).to_numpy(), kind="stable")
+    return like.iloc[order].reset_index(drop=True)
+
+
 def _cross_outliers(ax: Axes, like: pd.DataFrame, column: str) -> None:
     """A cross over each outlier (``gpuscale.analysis.outliers``): drawn, setting nothing."""
     off = like[like["outlier"].fillna("").astype(str) != ""]
@@ -216,6 +224,7 @@ def overview_like(
     recs = list(recs) if recs is not None else [recommend(r) for r in results]
     for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
         rec = recs[k]
+        like = _recommended_last(like, rec.family)
         _points(ax, like, "normalized_efficiency", styles, f"points-{k}", labels)
         _cross_outliers(ax, like, "normalized_efficiency")
         ax.axhline(1.0, **REFERENCE_LINE)

@@ -253,6 +253,7 @@ def predicted_scaling(
     measured: pd.DataFrame | None,
     title: str,
     used: tuple[Hashable, ...] = (),
+    series: str = "predicted speedup",
 ) -> Chart:
     """Predicted throughput speedup against devices (log x) with its 80% interval (a band;
     columns ``speedup``, ``speedup_low``, ``speedup_high``), the ideal line, and the
@@ -261,7 +262,8 @@ def predicted_scaling(
     flagged runs the advice reads: ``bench_checks.ReadRun``). One
     y axis (efficiency = speedup / N is in the tooltips); no N = 1 point: it is 1 by
     definition (the bench's N = 1 rows have no speedup: their DDP-against-bare ratio is
-    ``ddp_vs_bare``)."""
+    ``ddp_vs_bare``). ``series``: the predicted line's legend entry, which says the
+    scaling it is (the figure may draw the weak-scaling alternative beside strong advice)."""
     fig, ax = new_axes()
     interval_band(ax, predicted, "accelerators", "speedup", alpha=0.18)
     ax.plot(
@@ -270,7 +272,7 @@ def predicted_scaling(
         color=OKABE_ITO[0],
         marker="o",
         markersize=3,
-        label="predicted speedup",
+        label=series,
     )
     ax.plot(predicted["accelerators"], predicted["accelerators"], **REFERENCE_LINE, label="ideal")
     labels: dict[str, list[str]] = {}

@@ -166,15 +166,18 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
     title = f"Advice: {table_title(cal)}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
+    kind, kept = _kept(shown)
+    series = f"predicted, {kind} scaling"
     # the flagged points the advice reads: labelled so, never "not used"
     used_points = tuple(r.at for r in read if r.flagged and r.read and r.at in points.index)
     svg, files = out.save(
-        lambda: predicted_scaling(shown, points, title, used=used_points),
+        lambda: predicted_scaling(shown, points, title, used=used_points, series=series),
         "advice_predicted_scaling",
         shown,
         points,
         title,
         used_points,
+        series,
     )
     # the short answer, as ``gpuscale advise`` says it by default (``advice.explain.answer``); the
     # caveats and the whole explanation behind it, as ``--explain`` gives them
@@ -211,8 +214,8 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
     first = [own] * ran + [c.line for c in checks if c.first]
     behind = [own] * (not ran) + [c.line for c in checks if not c.first] + [other] * bool(other)
     caption = (
-        "Predicted throughput speedup by device count with its 80% interval (per-device "
-        f"batch {_batches(shown)}), "
+        f"Predicted throughput speedup by device count with its 80% interval, {kind} scaling "
+        f"({kept}){_not_the_advices(shown, predicted)}, "
         + (
             "measured runs at N > 1 of that configuration overlaid (hollow grey: "
             f"flagged{'' if used else ', not used'})"
@@ -228,6 +231,28 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
         first,
         read=read,
     )
+
+
+def _kept(frame: pd.DataFrame) -> tuple[str, str]:
+    """Which scaling a predicted table is, read off its rows, and what it keeps: ``strong``
+    (one global batch at every count), ``weak`` (one per-device batch and accumulation) or
+    ``batch-searched`` (neither: the convergence model's batch at each count)."""
+    batches = f"per-device batch {_batches(frame)}"
+    if frame["global_batch"].nunique() == 1:
+        return "strong", f"global batch {int(frame['global_batch'].iloc[0])} kept, {batches}"
+    if frame["batch_per_device"].nunique() == 1 and frame["accum"].nunique() == 1:
+        return "weak", f"{batches} kept, the global batch growing with the devices"
+    return "batch-searched", batches
+
+
+def _not_the_advices(shown: pd.DataFrame, advised: pd.DataFrame) -> str:
+    """Where the figure draws another table than the advice's (its weak-scaling
+    alternative, the runs' own configuration): the advice's scaling, whose speedups the
+    answer above quotes; "" where it draws the advice's own."""
+    if shown is advised:
+        return ""
+    kind, kept = _kept(advised)
+    return f", the runs' configuration: the advice above is {kind} scaling ({kept})"
 
 
 def _batches(frame: pd.DataFrame) -> str:

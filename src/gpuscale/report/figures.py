@@ -330,8 +330,9 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
         lowest.set_xlabel("accelerators (log scale)")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
-    fig.suptitle("Normalised efficiency of every workload (colour and shape: cluster)")
-    # no legend; margins in inches: the suptitle and the panel titles never overlap
+    fig.suptitle("Normalised efficiency of every workload (colour and shape: the panel's cluster)")
+    # no legend: clusters are numbered within each workload (the caption says so);
+    # margins in inches: the suptitle and the panel titles never overlap
     fig.subplots_adjust(
         left=0.75 / width,
         right=0.97,

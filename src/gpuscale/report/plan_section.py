@@ -39,7 +39,7 @@ SHOWN = {
     "global_batch": "global batch",
     "throughput_efficiency": "throughput eff.",
     "convergence_factor": "convergence factor",
-    "accelerator_hours": "device-hours",
+    "accelerator_hours": "accelerator-hours",
     "extrapolated": "extrapolated",
     "stops_paying": "picked by (the criteria whose last paying count it is)",
     "flags": "flags (kept out of the picks)",

@@ -9,6 +9,7 @@ from the same inputs and code (:mod:`gpuscale.sources.disk_cache`).
 from __future__ import annotations
 
 import io
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ def chart_svg(chart: Chart, salt: str) -> str:
         for element, text in zip(points, labels, strict=False):
             title = ET.SubElement(element, f"{{{SVG_NS}}}title")
             title.text = text  # ElementTree escapes it: log text never becomes markup
-        group.set("id", f"{salt}-{group.get('id')}")
+    _salt_ids(root, salt)
     root.attrib.pop("width", None)
     root.attrib.pop("height", None)
     root.set("class", "figure")
@@ -55,6 +56,30 @@ def chart_svg(chart: Chart, salt: str) -> str:
     if chart.figure.get_figwidth() > WIDE_IN:  # its own row (report.css): legible, not shrunk
         root.set("data-wide", "true")
     return ET.tostring(root, encoding="unicode")
+
+
+def _salt_ids(root: ET.Element, salt: str) -> None:
+    """Prefix every element id with ``salt`` and point each reference (``href="#id"``,
+    ``url(#id)``) at the new id: matplotlib numbers its groups per figure (``figure_1``,
+    ``axes_1``, ...), so two inline figures on one page would repeat ids, which HTML forbids
+    and which makes a reference resolve in the wrong figure."""
+    renamed = {}
+    for element in root.iter():
+        old = element.get("id")
+        if old is not None:
+            renamed[old] = f"{salt}-{old}"
+            element.set("id", renamed[old])
+    if not renamed:
+        return
+    reference = re.compile(r"(url\(#|^#)([^)\s]+)")
+
+    def point(match: re.Match[str]) -> str:
+        return match[1] + renamed.get(match[2], match[2])
+
+    for element in root.iter():
+        for name, value in element.attrib.items():
+            if "#" in value and name != "id":
+                element.set(name, reference.sub(point, value))
 
 
 # A figure drawn wider than this (inches; the standard is 5.6) spans its section's row of

@@ -137,7 +137,9 @@ def study_overview_task(
     svg, files = out.save(lambda: _figures()["overview"](results), stem, bases)
     title = (
         "The study's reading, across hardware: E' of every workload against one reference "
-        "per workload, not scaling where a panel mixes families" + overview_caution(results)
+        "per workload, not scaling where a panel mixes families; colour and shape: the K-means "
+        "cluster of behaviour, numbered within each panel (one colour in two panels is not one "
+        "cluster)" + overview_caution(results)
     )
     return RenderedFigure("overview", title, svg, files)
 

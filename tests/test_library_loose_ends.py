@@ -141,3 +141,22 @@ def test_every_turn_of_a_sweep_is_said() -> None:
             for count in turns:
                 assert any(f"and falls again from {count:,} to" in x for x in said)
     assert checked > 30
+
+
+def test_the_api_page_lists_each_calls_keywords() -> None:
+    """The API page's docstrings are read from source, without the keywords listed at
+    import: the site's hook adds them after each call that takes a request's fields."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "docs" / "hooks.py"
+    spec = importlib.util.spec_from_file_location("docs_hooks", path)
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (Path(__file__).parents[1] / "docs" / "reference" / "api.md").read_text()
+    text = hooks.with_keywords(page)
+    assert text.count("Keywords (the fields of") == 3
+    plan_part = text.partition("::: gpuscale.planning.api.plan\n")[2]
+    assert plan_part.lstrip().startswith("Keywords (the fields of ``PlanRequest``)")
+    assert "* ``power_w`` (default ``None``): Average power per device, W" in plan_part

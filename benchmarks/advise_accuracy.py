@@ -298,7 +298,7 @@ def part_c() -> dict:
     for round_name in sorted(scores["round"].unique()):
         in_round = scores[scores["round"] == round_name]
         for workload in sorted(in_round["workload"].unique()):
-            table = scaling_table(in_round, workload)
+            table = scaling_table(in_round, workload, division="all")  # as published: both
             for family, group in table.groupby("accelerator_family"):
                 frontier = fastest_per_count(group)
                 if len(frontier) < 4:

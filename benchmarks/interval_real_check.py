@@ -250,12 +250,12 @@ def real_check(draws: int, n_boot: int, rng: np.random.Generator) -> pd.DataFram
 
 def _real_workload(tables, scores, workload, draws, n_boot, rng) -> list[dict]:
     mine = scores[scores["workload"] == workload]
-    truth = scaling_table(mine, workload, reference="family")
+    truth = scaling_table(mine, workload, reference="family", division="all")
     runs = tables.runs[tables.runs["workload"] == workload]
     out = []
     for _ in range(draws):
         picked, new_scores = _five_of_ten(runs, mine, rng)
-        table = scaling_table(new_scores, workload, reference="family")
+        table = scaling_table(new_scores, workload, reference="family", division="all")
         if table.empty:
             continue
         ci = bootstrap_intervals(table, picked, n_boot=n_boot, seed=int(rng.integers(1 << 30)))

@@ -36,6 +36,7 @@ from gpuscale.tables.requests import (
     FieldError,
     NamedError,
     check_keywords,
+    keyword_doc,
     keyword_signature,
     ref,
 )
@@ -224,6 +225,8 @@ def link_fields(link: Link) -> dict[str, object]:
 
 
 # help(gpuscale.advise) lists the request's fields, each a keyword with its default
+# help() says what each keyword means, from the request's fields (their options' help)
+advise_by_keywords.__doc__ = keyword_doc(advise_by_keywords, AdviceRequest)
 advise_by_keywords.__signature__ = keyword_signature(advise_by_keywords, AdviceRequest)  # type: ignore[attr-defined]
 
 

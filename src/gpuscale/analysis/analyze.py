@@ -48,7 +48,7 @@ from gpuscale.tables import (
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.checks import check_round_tables
 from gpuscale.tables.republished import is_log_flagged
-from gpuscale.tables.requests import check_keywords, keyword_signature
+from gpuscale.tables.requests import check_keywords, keyword_doc, keyword_signature
 from gpuscale.tables.result_repr import result_repr
 from gpuscale.tables.spelling import did_you_mean
 
@@ -256,6 +256,8 @@ def analyze(
 
 
 # help(gpuscale.analyze) lists the options' fields, each a keyword with its default
+# help() says what each keyword means, from the request's fields (their options' help)
+analyze.__doc__ = keyword_doc(analyze, AnalysisOptions)
 analyze.__signature__ = keyword_signature(analyze, AnalysisOptions)  # type: ignore[attr-defined]
 
 

@@ -28,6 +28,7 @@ from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import within_own_family
 from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
+from gpuscale.names import UnknownNameError, resolve_family
 from gpuscale.quantities import agreeing, joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 from gpuscale.tables.checks import check_table, check_text
@@ -72,6 +73,9 @@ class Equilibrium:
     unpicked: dict[str, str] = field(default_factory=dict)
     # the ``org/system_id`` the picks' E' is against; "" where the table has several
     reference: str = ""
+    # how a ``scope`` typed was read (``H100`` as H100-SXM5-80GB, and what else it could
+    # mean), as ``scaling_table(families=...)`` keeps its notes
+    notes: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         """Each criterion's pick in a line (one that picked none: why, in ``.unpicked``);
@@ -176,22 +180,30 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
     return frontier.iloc[knee]
 
 
-def _check_scope(table: pd.DataFrame, scope: object) -> None:
-    """``scope``: ``all`` or an accelerator family of ``table`` (the one ``table`` was
-    cut to; any name where it has no row), else TypeError or ValueError naming them. A
-    family given of a table holding others too is refused: the picks are read over every
-    row, so they would be other families' systems labelled as this one's."""
+def _read_scope(table: pd.DataFrame, scope: object) -> tuple[str, list[str]]:
+    """``scope``: ``all`` (any case) or an accelerator family of ``table`` (the one
+    ``table`` was cut to; any name where it has no row), read as ``families=`` is
+    (:func:`~gpuscale.names.resolve_family`: ``H100`` is H100-SXM5-80GB, said in the
+    notes returned with it), else TypeError or ValueError naming them. A family given of
+    a table holding others too is refused: the picks are read over every row, so they
+    would be other families' systems labelled as this one's."""
     check_text(scope, "scope", like="('all' or a family)")
     families = set(table["accelerator_family"].dropna().astype(str))
-    if families and scope != "all" and scope not in families:
-        named = ", ".join(sorted(families)[:6]) + (", ..." if len(families) > 6 else "")
-        raise ValueError(f"scope must be 'all' or a family of the table ({named}), not {scope!r}")
+    scope = "all" if scope.strip().casefold() == "all" else scope
+    notes: list[str] = []
+    if families and scope != "all":
+        try:
+            scope, said = resolve_family(scope, sorted(families))
+        except UnknownNameError as error:  # it names the table's families (valid)
+            raise ValueError(f"scope must be 'all' or a family of the table; {error}") from None
+        notes = [said] if said else []
     if scope != "all" and len(families) > 1:
         raise ValueError(
             f"scope {scope!r} is one family, but the table holds {len(families)}: cut it to "
             f"{scope} first (scaling_table(scores, ..., families={scope!r}, "
             "reference='family')), or give scope='all'"
         )
+    return scope, notes
 
 
 def equilibrium(
@@ -204,8 +216,8 @@ def equilibrium(
     criterion's ``unpicked`` saying why (``scale_note``, as ``trends`` says it)."""
     check_table(table, "scaling", "table")
     _check_threshold(threshold)
-    _check_scope(table, scope)
-    return _criteria(table, threshold, scope, scale_note(table))
+    scope, notes = _read_scope(table, scope)
+    return replace(_criteria(table, threshold, scope, scale_note(table)), notes=notes)
 
 
 def _check_threshold(threshold: object) -> None:

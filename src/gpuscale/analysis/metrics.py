@@ -308,7 +308,7 @@ def scaling_table(
     benchmark: str,
     *,
     reference: str = "study",
-    division: str | None = None,
+    division: str | None = "closed",
     availability: str | None = None,
     families: list[str] | None = None,
     duplicates: bool = False,
@@ -325,8 +325,11 @@ def scaling_table(
     ``scores`` carry it (``analysis.software.with_framework``). Empty when no
     system matches the filters. A result repeated under a second system name in its
     round counts once; ``duplicates=True`` counts both names, as the study's Table I did
-    (29 Llama2 70B LoRA systems in v4.1). ``division`` and ``families`` are read as the
-    command reads them (:func:`read_filters`). ``scores`` is checked first
+    (29 Llama2 70B LoRA systems in v4.1). ``division``: ``closed`` (the default, as
+    ``analyze`` and ``gpuscale analyze``), ``open``, or ``all`` (None) for both on one curve.
+    ``division`` and ``families`` are read as the command reads them (:func:`read_filters`);
+    how a family was read (``H100`` as H100-SXM5-80GB, and what else it could mean) is in
+    the table's ``attrs["notes"]``, as a plan's. ``scores`` is checked first
     (``gpuscale.tables.checks``: its columns, no time to train <= 0).
     """
     check_table(scores, "scores", "scores")
@@ -337,8 +340,8 @@ def scaling_table(
     check_families(families)
     if not isinstance(duplicates, bool):  # duplicates="no" is truthy: both names, unasked
         raise TypeError(f"duplicates must be True or False, not {duplicates!r:.60}")
-    division, families, _ = read_filters(scores, division, families)
-    return workload_scaling_table(
+    division, families, notes = read_filters(scores, division, families)
+    table = workload_scaling_table(
         scores,
         resolve_workload(benchmark, scores, call="scaling_table({round}.scores, ...)"),
         reference=reference,
@@ -347,6 +350,8 @@ def scaling_table(
         families=families,
         duplicates=duplicates,
     )
+    table.attrs["notes"] = notes
+    return table
 
 
 def workload_scaling_table(

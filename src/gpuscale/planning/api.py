@@ -2,9 +2,9 @@
 
 Returns the plan table (``gpuscale.tables.plan.PLAN_SCHEMA``, one row per accelerator count)
 with ``attrs["notes"]`` (the sentences: which systems, which class each count is in, why
-throughput per device moves, why an interval is wide) and ``attrs["model"]`` (the fitted
-model's facts). Prints nothing; bad input raises ``ValueError`` (``UnknownNameError``,
-``PlanError``) with a message for people.
+throughput per device moves, why an interval is wide), ``attrs["model"]`` (the fitted
+model's facts) and ``attrs["cost_unit"]`` (the cost column's unit). Prints nothing; bad
+input raises ``ValueError`` (``UnknownNameError``, ``PlanError``) with a message for people.
 """
 
 from __future__ import annotations
@@ -16,16 +16,20 @@ import pandas as pd
 
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.result import PlanError, PlanResult, plan_for, resolve_family
+from gpuscale.planning.terminal import cost_unit
 from gpuscale.tables import frame_of
 from gpuscale.tables.plan import PLAN_SCHEMA
-from gpuscale.tables.requests import check_keywords, keyword_signature
+from gpuscale.tables.requests import check_keywords, keyword_doc, keyword_signature
 
 
 def as_frame(result: PlanResult) -> pd.DataFrame:
-    """The plan table of a :class:`PlanResult` (``attrs``: ``notes``, ``model``)."""
+    """The plan table of a :class:`PlanResult` with what ``gpuscale plan -f json`` carries
+    beside its rows (``attrs``: ``notes``, ``model`` and ``cost_unit``, the cost column's
+    unit, None where no row has a cost)."""
     table = frame_of(PLAN_SCHEMA, result.rows)
     table.attrs["notes"] = list(result.notes)
     table.attrs["model"] = dict(result.model)
+    table.attrs["cost_unit"] = cost_unit(result.rows, "price_per_device_hour=")
     return table
 
 
@@ -56,6 +60,8 @@ def plan(
 
 
 # help(gpuscale.plan) lists the request's fields, each a keyword with its default
+# help() says what each keyword means, from the request's fields (their options' help)
+plan.__doc__ = keyword_doc(plan, PlanRequest)
 plan.__signature__ = keyword_signature(plan, PlanRequest)  # type: ignore[attr-defined]
 
 

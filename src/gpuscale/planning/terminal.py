@@ -132,19 +132,26 @@ PLAN_SHOWN = tuple(c for c in PLAN_COLUMNS if c not in ("nearest", "rests_on_out
 
 
 # the cost column's unit, as advise's ``cost_unit`` says it: --price is in any currency
-COST_UNIT = "the currency of --price, per device-hour x device-hours"
+COST_UNIT_OF = "the currency of {}, per device-hour x device-hours"
+COST_UNIT = COST_UNIT_OF.format("--price")
+
+
+def cost_unit(rows: list[PlanRow], price: str = "--price") -> str | None:
+    """The cost column's unit, ``price`` naming the price as the reader gives it (the
+    command line's ``--price``, Python's ``price_per_device_hour=``); None where no row
+    has a cost."""
+    return COST_UNIT_OF.format(price) if any(_given(row["cost"]) for row in rows) else None
 
 
 def plan_document(result: PlanResult) -> Facts:
     """``plan -f json``: the rows (``PLAN_COLUMNS``) with the notes and the model they
     came from, and ``cost_unit`` (the cost column's; None where no row has a cost)."""
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    priced = any(_given(row["cost"]) for row in rows)
     return {
         "notes": result.notes,
         "model": result.model,
         "rows": rows,
-        "cost_unit": COST_UNIT if priced else None,
+        "cost_unit": cost_unit(rows),
     }
 
 

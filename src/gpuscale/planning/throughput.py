@@ -12,7 +12,7 @@ from fractions import Fraction
 from itertools import pairwise
 
 from gpuscale.planning.records import PlanRow, WorkloadFit, counts_run
-from gpuscale.quantities import counted, decimals_apart, joined, number
+from gpuscale.quantities import counted, decimals_apart, format_minutes, joined, number
 
 
 def _counts(values: list[int]) -> str:
@@ -229,3 +229,45 @@ def _rise_reason(fit: WorkloadFit, family: str, a: dict, b: dict) -> str:
         "the shape of scaling shared by the families gains there, and no family ran "
         f"{fit['workload']} from {low:,} to {high:,}: the shape there is {how}"
     )
+
+
+# a time this much above its smaller count's is a rise the table shows (4 figures)
+TURN = 1.001
+
+
+def time_turn_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
+    """A sentence per count at which the planned time to train, having risen with more
+    devices, falls again (``a`` -> ``b`` slower, ``b`` -> ``c`` faster): a turn of the
+    fitted law (time = samples to converge at the global batch / throughput), never of a
+    measurement, said with the two terms it is made of from ``b`` to ``c``: the samples
+    growing with the batch and throughput per device moving by the model's terms
+    (:func:`factors`; a rise also why, :func:`_rise_reason`)."""
+    timed = sorted(
+        (r for r in rows if math.isfinite(r["time_to_train_min"])),
+        key=lambda r: r["accelerators"],
+    )
+    out = []
+    for a, b, c in zip(timed, timed[1:], timed[2:], strict=False):
+        t_a, t_b, t_c = (r["time_to_train_min"] for r in (a, b, c))
+        if not (t_b > t_a * TURN and t_b > t_c * TURN):
+            continue
+        n_a, n_b, n_c = (int(r["accelerators"]) for r in (a, b, c))
+        per_device_ratio = c["throughput_efficiency"] / b["throughput_efficiency"]
+        samples = c["expected_to_converge"] / b["expected_to_converge"]
+        grows = (
+            f"the samples to converge grow x{samples:.2f} with the global batch "
+            f"({number(b['global_batch'])} -> {number(c['global_batch'])})"
+            if math.isfinite(samples)
+            else f"the global batch goes {number(b['global_batch'])} -> {number(c['global_batch'])}"
+        )
+        moves = f"throughput per device moves x{per_device_ratio:.3f} ({factors(family, b, c)})"
+        if per_device_ratio > 1:
+            moves += ": " + _rise_reason(fit, family, b, c)
+        out.append(
+            f"Time to train rises from {n_a:,} to {n_b:,} devices "
+            f"({format_minutes(t_a, digits=4)} -> {format_minutes(t_b, digits=4)}) and falls "
+            f"again from {n_b:,} to {n_c:,} ({format_minutes(t_c, digits=4)}): a turn of the "
+            "fitted law (time = samples to converge at the global batch / throughput), not "
+            f"of results measured there; from {n_b:,} to {n_c:,} {grows} while {moves}."
+        )
+    return out

@@ -34,6 +34,7 @@ from gpuscale.planning.throughput import (
     efficiency_note,
     per_device,
     samples_per_devices,
+    time_turn_notes,
 )
 from gpuscale.plausibility import LOWEST_BOARD_POWER_W, under_floor
 from gpuscale.quantities import counted, filled, format_minutes, joined, named, number, span
@@ -558,6 +559,7 @@ def notes(
     out.append(memory_check(workload, family, request.devices_per_node).note())
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]
+    out += time_turn_notes(fit, family, rows)
     out += linear_notes(fit, family, rows)
     out += batch_drop_notes(fit, family, rows)
     rounds = sorted({r for w in fits["workloads"].values() for r in w["era"]}, key=round_key)

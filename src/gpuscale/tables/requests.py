@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, field, fields
@@ -62,6 +63,8 @@ __all__ = [
     "has_path",
     "help_for",
     "help_of",
+    "keyword_doc",
+    "keyword_help",
     "keyword_signature",
     "number_option",
     "one_named",
@@ -326,6 +329,57 @@ def check_keywords(request: type, keywords: Iterable[str], function: str, *also:
             close = close or meant_options(name, valid)
             close = close or difflib.get_close_matches(name, valid, n=1)
             raise TypeError(f"{function}() has no keyword {name!r}{suggested(close)}")
+
+
+# a size as the command line types it (``7M``, ``4G``): Python's keyword takes the number
+_SIZE = re.compile(r"\b(\d+(?:\.\d+)?)([kKMGTP])\b")
+_EXPONENT = {"k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15}
+
+
+def keyword_help(request: type, name: str) -> str:
+    """The help of ``request``'s field ``name`` (its option's, in its metadata) in Python's
+    words: each option it names (``--step-ms``, ``--price``, ``--gpus-per-node``) as its
+    keyword (``step_ms=``, :func:`~gpuscale.tables.refusals.as_keywords`), a size as a
+    number (``7M``: ``7e6``) and a repeatable option as a list."""
+    by_option = {
+        spelling: f.name
+        for f in fields(request)
+        if f.init
+        for option in (*f.metadata.get("names", ()), "--" + f.name.replace("_", "-"))
+        for spelling in option.split("/")
+        if spelling.startswith("--")
+    }
+    # the bare words of an option (``nodes x gpus-per-node``) name it too
+    by_option |= {o[2:]: n for o, n in by_option.items() if "-" in o[2:]}
+    pattern = "|".join(re.escape(o) for o in sorted(by_option, key=len, reverse=True))
+    chosen = next(f for f in fields(request) if f.name == name)
+    text = str(chosen.metadata.get("help", ""))
+    text = re.sub(rf"(?<![\w-])({pattern})(?![\w-])", lambda m: ref(by_option[m[1]]), text)
+    if chosen.metadata.get("parse") is not None and _SIZE.search(text):
+        text = _SIZE.sub(lambda m: f"{m[1]}e{_EXPONENT[m[2]]}", text)
+    # a keyword's own words (``workload='s RCPs``) read as the field's: ``workload's``
+    return as_keywords(text.replace("(repeatable)", "(a list)")).replace("='s ", "'s ")
+
+
+def keyword_doc(function: Callable[..., object], request: type) -> str:
+    """``function``'s docstring with a line per keyword that is a field of ``request``: its
+    name, default and meaning with its unit (:func:`keyword_help`), for ``help()`` and the
+    API page. The one source of the words is the field's metadata, as the option's help."""
+    named = set(inspect.signature(function).parameters)
+    lines = [
+        f"* ``{f.name}`` ({_default_of(f)}): {keyword_help(request, f.name)}"
+        for f in fields(request)
+        if f.init and f.name not in named and f.metadata.get("help")
+    ]
+    own = inspect.cleandoc(function.__doc__ or "")
+    return f"{own}\n\nKeywords (the fields of ``{request.__name__}``):\n\n" + "\n".join(lines)
+
+
+def _default_of(f: Any) -> str:
+    """A field's default as its keyword's line says it (``required`` where it has none)."""
+    if f.default is not MISSING:
+        return f"default ``{f.default!r}``"
+    return "required" if f.default_factory is MISSING else f"default ``{f.default_factory()!r}``"
 
 
 def keyword_signature(function: Callable[..., object], request: type) -> inspect.Signature:

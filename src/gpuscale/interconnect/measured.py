@@ -63,19 +63,8 @@ def network_from_collectives(
     if measured.nodes > 1 and not per_node:
         per_node = measured.ranks // measured.nodes or None
     network = replace(base, per_node=per_node, curves=measured.curves)
-    inside = _inside(network)
+    inside = network.inside_curves()
     if inside:
         widest = max(inside, key=lambda c: c.ranks)
         network = replace(network, intra=fit_link(widest, name(widest.ranks)))
     return network
-
-
-def _inside(network: Network) -> list[CommCurve]:
-    """``network``'s all-reduce curves within one node."""
-    return [c for c in network.curves if c.op == "all_reduce" and not network.spans_nodes(c.ranks)]
-
-
-def intra_measured(network: Network) -> bool:
-    """Whether ``network``'s link inside a node is fitted to its curves (named as measured,
-    ``network_from_collectives``), not the preset or custom link it was built on."""
-    return bool(_inside(network))

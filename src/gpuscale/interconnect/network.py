@@ -215,6 +215,11 @@ class Network:
     def spans_nodes(self, n: int) -> bool:
         return bool(self.inter is not None and self.per_node and n > self.per_node)
 
+    def inside_curves(self) -> list[CommCurve]:
+        """Its measured all-reduce curves within one node (``measured.network_from_collectives``
+        fits the link inside a node to them, and names it as measured)."""
+        return [c for c in self.curves if c.op == "all_reduce" and not self.spans_nodes(c.ranks)]
+
     def counts_up_to(self, most: int) -> list[int]:
         """The device counts searched up to ``most`` (:func:`searched_counts`), nodes of
         ``per_node`` devices where a link joins them."""

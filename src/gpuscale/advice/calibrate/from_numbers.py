@@ -17,7 +17,6 @@ from gpuscale.advice.types import BenchRun, Finding, Measure, Source, TermId, Va
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware import transformer
 from gpuscale.hardware.memory import DEFAULT_PRECISION
-from gpuscale.interconnect.measured import intra_measured
 
 # --params this far from the shape's count is said (a published count is rounded to a
 # few digits: 1,542M for GPT-2 XL's 1,557.6M, 1.0%)
@@ -137,7 +136,7 @@ def from_numbers(
             K.FIXED_UNBOUNDED,
             device=device.name or None,
             link=link,
-            link_measured=intra_measured(machine.network),  # its name a phrase of its own
+            link_measured=bool(machine.network.inside_curves()),  # its name a phrase of its own
             fixed_ms=fixed.ms,
             low_ms=fixed.low_ms,
             high_ms=fixed.high_ms,

@@ -133,10 +133,11 @@ UNIT_LABELS = {
 }
 
 # The words that make a column a measure, not a count (``quantities.measure_column``): a
-# time, energy, power or rate unit as its last word, or a ratio of two measures anywhere in
-# its name. A setting given in MiB (``bucket_mb``) or a count (``global_batch``) is neither.
+# time, energy, power or rate unit after its first word (``min_devices`` is a count), or a
+# ratio of two measures anywhere in its name (``prime``: E', ``e_prime``). A setting given
+# in MiB (``bucket_mb``) or a count (``global_batch``) is neither.
 MEASURE_UNITS = frozenset({"ms", "s", "min", "hours", "j", "kj", "kwh", "w", "gbs"})
-RATIO_WORDS = frozenset({"speedup", "efficiency", "factor", "prime"})  # prime: e_prime, E'
+RATIO_WORDS = frozenset({"speedup", "efficiency", "factor", "share", "prime"})
 
 # Columns whose ``_mb`` suffix, as PyTorch spells it, counts MiB (2**20 bytes): DDP's
 # ``bucket_cap_mb``; a table writes the unit meant.
@@ -144,23 +145,24 @@ MIB_COLUMNS = frozenset({"bucket_mb"})
 
 
 def column_label(column: str) -> str:
-    """A column's name as a table heads it: words at the underscores, its unit suffix as
-    SI writes it (``energy_per_sample_j``: "energy per sample J"; ``busbw_gbs``: "busbw
-    GB/s"); ``min``, ``ms`` and ``s`` are SI's already; ``bucket_mb``: "bucket MiB"
-    (:data:`MIB_COLUMNS`)."""
-    *words, last = column.split("_")
+    """A column's name as a table heads it: words at the underscores, each unit after its
+    first word as SI writes it (``energy_per_sample_j``: "energy per sample J"; ``busbw_gbs``:
+    "busbw GB/s"; ``power_w_mean``: "power W mean"); ``min``, ``ms`` and ``s`` are SI's
+    already; ``bucket_mb``: "bucket MiB" (:data:`MIB_COLUMNS`)."""
+    first, *rest = column.split("_")
     if column in MIB_COLUMNS:
-        return " ".join([*words, "MiB"])
-    return " ".join([*words, UNIT_LABELS.get(last, last)] if words else [last])
+        return " ".join([first, *rest[:-1], "MiB"])
+    return " ".join([first, *(UNIT_LABELS.get(w, w) for w in rest)])
 
 
 def measure_column(column: str) -> bool:
-    """Whether a column's name says it holds a measure (:data:`MEASURE_UNITS` last,
-    :data:`RATIO_WORDS` anywhere: ``step_ms``, ``speedup_low``, ``convergence_factor``):
+    """Whether a column's name says it holds a measure (:data:`MEASURE_UNITS` after its
+    first word, :data:`RATIO_WORDS` anywhere: ``step_ms``, ``power_w_mean``, ``speedup_low``,
+    ``convergence_factor``, ``compute_share``):
     its whole floats are then written with their figures (1.000 beside 0.7828), where a
     column of counts through a float (``accelerators`` beside a NaN) writes 8."""
-    words = column.lower().split("_")
-    return words[-1] in MEASURE_UNITS or not RATIO_WORDS.isdisjoint(words)
+    first, *rest = column.lower().split("_")
+    return not MEASURE_UNITS.isdisjoint(rest) or not RATIO_WORDS.isdisjoint([first, *rest])
 
 
 def plural(noun: str) -> str:

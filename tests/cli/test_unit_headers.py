@@ -24,6 +24,7 @@ from gpuscale.report.text_table import left_out_note
         ("bucket_mb", "bucket MiB"),  # PyTorch's bucket_cap_mb counts MiB
         ("grad_mb", "grad MB"),
         ("power_w", "power W"),
+        ("power_w_mean", "power W mean"),  # a unit before a statistic
         ("time_to_train_min", "time to train min"),
         ("step_ms", "step ms"),
         ("accelerators", "accelerators"),

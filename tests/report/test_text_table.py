@@ -38,11 +38,12 @@ def test_a_column_named_as_a_measure_keeps_its_figures_when_all_whole() -> None:
     """A column whose name says a measure (a unit last, a ratio word) writes 1.0 as 1.000
     with no fraction beside it; a count's column (``accelerators``, ``global_batch``) and a
     setting in MiB (``bucket_mb``) keep 8."""
-    rows = [[1.0, 1.0, 20.0, 8.0, 8.0, 25.0], [1.0, 1.0, 12.0, 16.0, 16.0, 25.0]]
+    rows = [[1.0, 1.0, 20.0, 8.0, 8.0, 25.0, 1.0, 300.0, 2.0]] * 2
     columns = ["convergence_factor", "speedup_low", "step_ms", "accelerators", "global_batch"]
-    text = cells_text(rows, [None] * 6, [*columns, "bucket_mb"])
-    assert text[0] == ["1.000", "1.000", "20.00", "8", "8", "25"]
-    assert cells_text(rows, [None] * 6)[0] == ["1", "1", "20", "8", "8", "25"]  # no names
+    columns += ["bucket_mb", "compute_share", "power_w_mean", "min_devices"]
+    text = cells_text(rows, [None] * 9, columns)
+    assert text[0] == ["1.000", "1.000", "20.00", "8", "8", "25", "1.000", "300.0", "2"]
+    assert cells_text(rows, [None] * 9)[0] == ["1", "1", "20", "8", "8", "25", "1", "300", "2"]
 
 
 def test_least_width_keeps_numbers_whole_and_caps_long_words() -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -83,6 +84,9 @@ class BenchSection:
     # the advised runs at N > 1 as the advice reads them: the answer's measured speedups,
     # its checks and the summary's line on them say them from these
     read: tuple[ReadRun, ...] = ()
+    # the results file's lines the loader skipped, with why (user text: escaped), their
+    # runs in nothing above; the first SKIPPED_SHOWN, then a count
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def drawn_in_section(self) -> list[tuple[str, str, list[str]]]:
@@ -329,13 +333,31 @@ def _evidence_said(scaling: pd.DataFrame) -> pd.Series:
     return said.where(~shorter, (OUTLASTED + "; " + said).str.rstrip("; "))
 
 
+SKIPPED_SHOWN = 20  # lines skipped listed one by one; past them, a count
+
+
 def build_bench_section(
-    table: pd.DataFrame, out: FigureFiles, *, advice: BenchAdvice | None = None
+    table: pd.DataFrame,
+    out: FigureFiles,
+    *,
+    advice: BenchAdvice | None = None,
+    skipped: Sequence[str] = (),
 ) -> BenchSection | None:
-    """Findings, figures (written beside the report), the table and the runs that did not
-    measure; None without any run.
+    """Findings, figures (written beside the report), the table, the runs that did not
+    measure and the file's lines the loader skipped (``skipped``: ``BenchFile.skipped``);
+    None without any run.
     With ``advice`` (computed before: ``report.bench_advice.advice_on_bench``), it is
     added, or why it was not given."""
+    rest = len(skipped) - SKIPPED_SHOWN
+    more = [f"{counted(rest, 'more line')} skipped"] if rest > 0 else []
+    built = _built(table, out, advice)
+    return None if built is None else replace(built, skipped=[*skipped[:SKIPPED_SHOWN], *more])
+
+
+def _built(
+    table: pd.DataFrame, out: FigureFiles, advice: BenchAdvice | None
+) -> BenchSection | None:
+    """:func:`build_bench_section` but the lines skipped."""
     scaling = bench_scaling(table)
     scaling = scaling.assign(evidence_said=_evidence_said(scaling))
     failed = failed_runs(table)

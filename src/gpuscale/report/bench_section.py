@@ -10,7 +10,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
-from gpuscale.quantities import agreeing, counted, filled, joined, number, of_the, span
+from gpuscale.quantities import agreeing, counted, filled, joined, of_the, span
 from gpuscale.report.bench_answer import (
     advised_runs,
     advised_scope,
@@ -32,6 +32,7 @@ from gpuscale.report.bench_figures import (
 from gpuscale.report.bench_words import bench_findings, bench_summary
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
+from gpuscale.report.text_table import columns_text
 from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import (
     differing_fields,
@@ -408,7 +409,8 @@ def _built(
     summary = bench_summary(scaling, read)
     shown = shown_columns(scaling)
     rows = [
-        {label: number(r[col]) for col, label in shown.items()} for r in scaling.to_dict("records")
+        {shown[col]: text for col, text in said.items()}
+        for said in columns_text(scaling.to_dict("records"), list(shown))
     ]
     return BenchSection(
         findings,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import textwrap
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from gpuscale.quantities import (
     TABLE_DIGITS,
@@ -144,6 +144,17 @@ def cells_text(
         [cell_text(v, spec, measure=m) for v, spec, m in zip(row, specs, measures, strict=True)]
         for row in rows
     ]
+
+
+def columns_text(
+    records: Sequence[Mapping[str, object]], columns: Sequence[str]
+) -> list[dict[str, str]]:
+    """Each record's ``columns`` as a terminal table writes them (:func:`cells_text`:
+    every number of a column to the same significant figures, trailing zeros kept, 33.98
+    beside 0.6360): the report's tables read as the terminal's, each value unchanged."""
+    rows = [[record[c] for c in columns] for record in records]
+    texts = cells_text(rows, [None] * len(columns), columns)
+    return [dict(zip(columns, row, strict=True)) for row in texts]
 
 
 def least_width(header: str, cells: list[str], is_number: bool) -> int:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuscale.quantities import devices, filled, joined, named, number, of_the
+from gpuscale.quantities import devices, filled, format_ms_span, joined, named, number, of_the
 
 
 def test_examples() -> None:
@@ -226,3 +226,12 @@ def test_an_interval_cell_is_empty_without_its_low_end(
     from gpuscale.quantities import number_range
 
     assert number_range(low, high) == said
+
+
+def test_a_range_of_times_says_its_unit_once_and_a_zero_low_end_as_none() -> None:
+    """``0.782 ms (0 ms-0.782 ms)`` wrote the unit twice and a fixed cost that may be
+    nothing as "0 ms"; each end reads to the other's decimals, in the high end's unit."""
+    assert format_ms_span(0.412, 0.56) == "0.412-0.560 ms"
+    assert format_ms_span(0.0, 0.782) == "none to 0.782 ms"
+    assert format_ms_span(850.0, 3450.0) == "0.850-3.45 s"
+    assert format_ms_span(2.5, 2.5) == "2.50 ms"

@@ -37,6 +37,7 @@ __all__ = [
     "format_hours",
     "format_minutes",
     "format_ms",
+    "format_ms_span",
     "joined",
     "named",
     "noun_for",
@@ -362,6 +363,16 @@ def format_ms(ms: float, like: float | None = None) -> str:
     ``like``, in the unit ``like`` takes (the parts of a step in the step's unit)."""
     seconds = abs(ms if like is None else like) >= 1e3
     return f"{number(ms / 1e3)} s" if seconds else f"{number(ms)} ms"
+
+
+def format_ms_span(low: float, high: float) -> str:
+    """A range of times with its unit once, in the unit its high end takes, each end to the
+    other's decimals (``0.412-0.560 ms``, ``1.20-3.45 s``); a low end of 0 said as none
+    (``none to 0.782 ms``: nothing at all is in the range); one value where both read alike."""
+    if low == 0:
+        return f"none to {format_ms(high)}"
+    scale, unit = (1e3, "s") if abs(high) >= 1e3 else (1.0, "ms")
+    return f"{span(*ends_alike(low / scale, high / scale))} {unit}"
 
 
 def span(low: str, high: str, joiner: str = "-") -> str:

@@ -31,7 +31,7 @@ from gpuscale.advice.model.priors import strategy_name
 from gpuscale.advice.types import Source, TermId
 from gpuscale.cli import app
 from gpuscale.interconnect.network import Link
-from gpuscale.quantities import format_ms, number
+from gpuscale.quantities import format_ms_span, number
 
 # by numbers, one step time: the fixed cost assumed, its range moving the count
 WITHHELD = {"params": 7e6, "step_ms": 2, "batch": 64, "global_batch": 1000}
@@ -44,7 +44,7 @@ def test_the_fixed_cost_and_its_range_are_written_as_json_says_them() -> None:
     fixed = next(a for a in advice.assumptions if a.term == TermId.FIXED)
     q = fixed.quantity
     assert q is not None and q.low is not None and q.high is not None and q.low < q.high
-    span = f"{format_ms(q.low, q.high)}-{format_ms(q.high)}"
+    span = format_ms_span(q.low, q.high)  # the unit once: 1.00-2.00 ms
     text = "\n".join(advice.explanation)
     written = re.findall(rf"(\S+ \S+ \((?:\w+ )?){re.escape(span)}\)", text)
     assert written  # the premise: --explain writes the range

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.quantities import number
 from gpuscale.report.plan_section import COUNTS, NotPlanned, PlanData, plan_data, plan_section
 from gpuscale.report.svg import FigureFiles
+from gpuscale.report.text_table import cells_text
 
 from .test_plan_model import two_families
 
@@ -60,7 +60,7 @@ def test_the_section_says_its_data_and_the_command_that_agrees(v41, tmp_path: Pa
     header = lines[0].split(",")
     minutes = [float(line.split(",")[header.index("time_to_train_min")]) for line in lines[1:]]
     _caption, _columns, rows = section.tables[0]
-    assert [r["minutes"] for r in rows] == [number(m) for m in minutes]
+    assert [r["minutes"] for r in rows] == _as_the_terminal(minutes)
 
 
 def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Path) -> None:
@@ -197,4 +197,10 @@ def test_the_command_of_a_raw_rounds_plan_gives_its_minutes(shared_archive, tmp_
     header = lines[0].split(",")
     minutes = [float(line.split(",")[header.index("time_to_train_min")]) for line in lines[1:]]
     _caption, _columns, rows = section.tables[0]
-    assert [r["minutes"] for r in rows] == [number(m) for m in minutes]
+    assert [r["minutes"] for r in rows] == _as_the_terminal(minutes)
+
+
+def _as_the_terminal(minutes: list[float | None]) -> list[str]:
+    """The command's minutes as its terminal table writes them (the report's table
+    writes its numbers by the same rule: 4 significant figures, zeros kept)."""
+    return [row[0] for row in cells_text([[m] for m in minutes], [None], ["time_to_train_min"])]

@@ -22,10 +22,10 @@ from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.cli import app
 from gpuscale.planning import plan
-from gpuscale.quantities import number
 from gpuscale.report.plan_bases import bases_sentence
 from gpuscale.report.plan_section import COUNTS, SHOWN, PlanData, plan_data, plan_section
 from gpuscale.report.svg import FigureFiles
+from gpuscale.report.text_table import cells_text
 from gpuscale.tables import STUDY_WORKLOADS, display_name
 
 MISSING = {"nan", "NaN", "None", "inf", "-inf", "<NA>", "-"}
@@ -191,7 +191,7 @@ def test_each_plan_says_its_own_command_and_it_gives_the_tables_minutes(
         lines = result.stdout.strip().splitlines()
         header = lines[0].split(",")
         minutes = [line.split(",")[header.index("time_to_train_min")] for line in lines[1:]]
-        shown = [number(float(m)) if m else "" for m in minutes]
+        shown = _as_the_terminal([float(m) if m else None for m in minutes])
         assert [r[SHOWN["time_to_train_min"]] for r in rows] == shown
 
 
@@ -260,3 +260,9 @@ def test_the_plan_table_names_its_hours_as_the_report_and_the_cli_do(tmp_path: P
     cli = ["plan", "--round", "v4.1", "-w", "bert", "--accelerator", "H100"]
     run = CliRunner().invoke(app, cli, terminal_width=300)
     assert run.exit_code == 0 and "accelerator hours" in run.output
+
+
+def _as_the_terminal(minutes: list[float | None]) -> list[str]:
+    """The command's minutes as its terminal table writes them (the report's table
+    writes its numbers by the same rule: 4 significant figures, zeros kept)."""
+    return [row[0] for row in cells_text([[m] for m in minutes], [None], ["time_to_train_min"])]

@@ -11,6 +11,7 @@ from gpuscale.report.text_table import (
     columns_that_fit,
     fit_widths,
     least_width,
+    left_out_note,
 )
 
 
@@ -74,3 +75,28 @@ def test_columns_that_fit_drop_the_lowest_priority_first() -> None:
     # at a time), so none is dropped "for width" (--explain said so of a vertical record)
     keep, widths, dropped = columns_that_fit(30, columns, columns, rows, numeric, ["submitter"])
     assert dropped == [] and keep == [0, 1, 2, 3] and widths is None
+
+
+def test_a_column_empty_in_every_row_is_left_out_and_said() -> None:
+    """``analyze -b dlrm --decompose`` showed "expected epochs to converge" blank in every
+    row, at the cost of its header's width; it is left out, said under the table as the
+    columns dropped for width are, whatever the width; asked by name (no drop order) it
+    stays."""
+    columns = ["system", "speedup", "expected", "cluster"]
+    rows = [["a", "1.20", "", "c1"], ["b", "2.40", "", "c2"]]
+    numeric = [False, True, True, False]
+    order = ["cluster", "expected"]
+    keep, widths, dropped = columns_that_fit(200, columns, columns, rows, numeric, order)
+    assert (keep, list(dropped), dropped.empty) == ([0, 1, 3], [], ["expected"])
+    note = left_out_note(dropped, "", "", {"-f"}, vertical=False)
+    assert note == "(not shown, empty in every row: expected; -f csv prints every column)"
+    keep, widths, dropped = columns_that_fit(26, columns, columns, rows, numeric, order)
+    assert (keep, list(dropped), dropped.empty) == ([0, 1], ["cluster"], ["expected"])
+    assert "for width: cluster; empty in every row: expected" in left_out_note(
+        dropped, "", "", (), vertical=False
+    )
+    keep, widths, dropped = columns_that_fit(5, columns, columns, rows, numeric, order)
+    assert (keep, widths, dropped.empty) == ([0, 1, 3], None, ["expected"])  # a line each
+    keep, _, dropped = columns_that_fit(200, columns, columns, rows, numeric, [])
+    assert (keep, dropped.empty) == ([0, 1, 2, 3], [])
+    assert columns_that_fit(200, columns, columns, [], numeric, order)[0] == [0, 1, 2, 3]

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 
 from gpuscale.bench.config import LARGEST, MAX_TIMEOUT_S, TF32_MODES
+from gpuscale.quantities import number
 
 # A field's kind: "text", "bool", "int" (whole, >= 0), "count" (whole, >= 1), "real"
 # (finite, >= 0), "signed" (finite, any sign), "ms" / "signed_ms" (those, a time a bench
@@ -192,6 +193,14 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _said(value: object) -> str:
+    """A number a message compares with another, every one alike: 4 significant figures
+    (1.875, 2,500,000,000), as the value computed beside it is written."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number(value, 4)
+    return _shown(value)
+
+
 def _field_problem(name: str, value: object, kind: str) -> str | None:
     ok, expected = _CHECKS[kind]
     if value is None or ok(value):
@@ -223,14 +232,14 @@ def record_problem(record: object) -> str | None:
     low, fixed, high = (timing.get(f"fixed_ms{end}") for end in ("_low", "", "_high"))
     if None not in (low, fixed, high) and not low <= fixed <= high:  # the bench writes so
         return (
-            f"timing.fixed_ms {_shown(fixed)} is not within its 80% range, fixed_ms_low "
-            f"{_shown(low)} to fixed_ms_high {_shown(high)}"
+            f"timing.fixed_ms {_said(fixed)} is not within its 80% range, fixed_ms_low "
+            f"{_said(low)} to fixed_ms_high {_said(high)}"
         )
     config = record["config"]
     taken = {**LARGEST, "batch_per_device": LARGEST["batch"], "timeout_s": MAX_TIMEOUT_S}
     for name, most in taken.items():  # what the bench takes (a row's own run), no more
         if (value := config.get(name)) is not None and value > most:
-            return f"config.{name} is {_shown(value)}, more than a bench takes ({most:,.0f})"
+            return f"config.{name} is {_said(value)}, more than a bench takes ({_said(most)})"
     if not isinstance(config.get("model"), str) or not config["model"]:
         return "config.model is missing"
     if config.get("accelerators", config.get("world_size")) is None:
@@ -275,8 +284,9 @@ def _contradiction(
         batch = each * devices * accum
         if (given := config.get("global_batch")) is not None and given != batch:
             return (
-                f"config.global_batch {given:,} is not config.batch_per_device {each:,} x "
-                f"config.accelerators {devices:,} x config.accum {accum:,} ({batch:,})"
+                f"config.global_batch {_said(given)} is not config.batch_per_device "
+                f"{_said(each)} x config.accelerators {_said(devices)} x config.accum "
+                f"{_said(accum)} ({_said(batch)})"
             )
     for name, kind in (("step_ms_mean", "step_ms"), ("nosync_step_ms_mean", "nosync_step_ms")):
         ranks = ((record.get("per_rank") or {}) if timing else {}).get(kind) or []
@@ -285,8 +295,8 @@ def _contradiction(
         slowest = math.fsum(max(step) for step in zip(*ranks, strict=True)) / len(ranks[0])
         if abs(timing[name] - slowest) > _ROUNDING * slowest:
             return (
-                f"timing.{name} {_shown(timing[name])} is not the mean of per_rank.{kind}'s "
-                f"slowest rank per step ({slowest:.4g} ms)"
+                f"timing.{name} {_said(timing[name])} is not the mean of per_rank.{kind}'s "
+                f"slowest rank per step ({_said(slowest)} ms)"
             )
     whole = "nosync_step_ms_mean" if timing.get("nosync_step_ms_mean") else "step_ms_mean"
     step = timing.get(whole)
@@ -294,14 +304,14 @@ def _contradiction(
     for phase in ("forward_ms", "backward_ms", "optimizer_ms"):  # timed in the no-sync step
         if None not in (longest, value := timing.get(phase)) and value > longest:
             return (
-                f"timing.{phase} {_shown(value)} is longer than the step it is part of "
-                f"(timing.{whole} {_shown(step)})"
+                f"timing.{phase} {_said(value)} is longer than the step it is part of "
+                f"(timing.{whole} {_said(step)})"
             )
     rate, step = timing.get("samples_per_s"), timing.get("step_ms_mean")
     batch = config.get("global_batch", batch)
     if None not in (rate, step, batch) and not 1 / _RATE <= rate * step / 1e3 / batch <= _RATE:
         return (
-            f"timing.samples_per_s {_shown(rate)} is not config.global_batch {batch:,} over "
-            f"timing.step_ms_mean {_shown(step)} ({batch / step * 1e3:.4g})"
+            f"timing.samples_per_s {_said(rate)} is not config.global_batch {_said(batch)} "
+            f"over timing.step_ms_mean {_said(step)} ({_said(batch / step * 1e3)})"
         )
     return None

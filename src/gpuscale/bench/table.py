@@ -64,7 +64,7 @@ def _host_link(record: dict[str, object]) -> str:
 
 def _cores(record: dict[str, object], field: str = "cpu_count") -> int | None:
     """The CPU cores of the run's host its CPU affinity allowed (``os.cpu_count()`` less those
-    a Slurm job's cpuset left out; ``host_cpu_count``: all), None where not recorded."""
+    a Slurm job's cpuset left out; ``cpu_total``: all), None where not recorded."""
     cores = (record.get("environment") or {}).get(field)
     return cores if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0 else None
 
@@ -198,7 +198,8 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         host_devices=_host_devices(r),
         host_link=_host_link(r),
         host_cpu_count=_cores(r),
-        host_cpu_total=_cores(r, "host_cpu_count"),
+        # all the host's cores; "host_cpu_count" is what rows of an interim version named it
+        host_cpu_total=_cores(r, "cpu_total") or _cores(r, "host_cpu_count"),
         gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
         power_w_mean=_number(nvml.get("power_w_mean")),
         power_w_total=_number(nvml.get("power_w_total")),

@@ -62,7 +62,7 @@ def machine_environment(device: torch.device) -> dict[str, object]:
         "cuda": torch.version.cuda,
         "threads": torch.get_num_threads(),
         "cpu_count": usable_cores(),  # the host's, less those the affinity leaves out
-        "host_cpu_count": host_cores(),  # the host's all: what cpu_count is of
+        "cpu_total": host_cores(),  # the host's all: what cpu_count is of
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
         "device_name": "cpu",
     }

@@ -182,11 +182,11 @@ Columns = Annotated[
 
 
 def read_bench(path: Path):
-    """The bench table of a results file (``gpuscale.bench.results.load_bench``), the
-    lines skipped said on stderr; a file that cannot be used ends the command with why."""
+    """A results file as ``gpuscale.bench.results.load_bench`` reads it (table, lines
+    skipped), those said on stderr; a file that cannot be used ends the command with why."""
     from gpuscale.bench.results import ResultsError, load_bench  # lazy: numpy, not for --help
 
     with fail_on(ResultsError):
         loaded = load_bench(path)
     say(loaded.skipped_lines(), stderr=True)
-    return loaded.table
+    return loaded

@@ -173,7 +173,7 @@ def _analyze_bench(
     from gpuscale.analysis.bench_view import bench_view
     from gpuscale.analysis.document import analyze_document
 
-    table, doc = read_bench(path), None
+    table, doc = read_bench(path).table, None
     if fmt is Format.table and not (whole or columns):  # the answer
         show(bench_answer_view(table), fmt, rest="--explain or -f csv")
     elif fmt is not Format.json:

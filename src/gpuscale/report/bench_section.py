@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
-from gpuscale.quantities import agreeing, counted, filled, joined, number, of_the, span
+from gpuscale.quantities import agreeing, counted, filled, joined, of_the, span
 from gpuscale.report.bench_answer import (
     advised_runs,
     advised_scope,
@@ -31,6 +32,7 @@ from gpuscale.report.bench_figures import (
 from gpuscale.report.bench_words import bench_findings, bench_summary
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
+from gpuscale.report.text_table import columns_text
 from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import (
     differing_fields,
@@ -83,6 +85,9 @@ class BenchSection:
     # the advised runs at N > 1 as the advice reads them: the answer's measured speedups,
     # its checks and the summary's line on them say them from these
     read: tuple[ReadRun, ...] = ()
+    # the results file's lines the loader skipped, with why (user text: escaped), their
+    # runs in nothing above; the first SKIPPED_SHOWN, then a count
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def drawn_in_section(self) -> list[tuple[str, str, list[str]]]:
@@ -329,13 +334,31 @@ def _evidence_said(scaling: pd.DataFrame) -> pd.Series:
     return said.where(~shorter, (OUTLASTED + "; " + said).str.rstrip("; "))
 
 
+SKIPPED_SHOWN = 20  # lines skipped listed one by one; past them, a count
+
+
 def build_bench_section(
-    table: pd.DataFrame, out: FigureFiles, *, advice: BenchAdvice | None = None
+    table: pd.DataFrame,
+    out: FigureFiles,
+    *,
+    advice: BenchAdvice | None = None,
+    skipped: Sequence[str] = (),
 ) -> BenchSection | None:
-    """Findings, figures (written beside the report), the table and the runs that did not
-    measure; None without any run.
+    """Findings, figures (written beside the report), the table, the runs that did not
+    measure and the file's lines the loader skipped (``skipped``: ``BenchFile.skipped``);
+    None without any run.
     With ``advice`` (computed before: ``report.bench_advice.advice_on_bench``), it is
     added, or why it was not given."""
+    rest = len(skipped) - SKIPPED_SHOWN
+    more = [f"{counted(rest, 'more line')} skipped"] if rest > 0 else []
+    built = _built(table, out, advice)
+    return None if built is None else replace(built, skipped=[*skipped[:SKIPPED_SHOWN], *more])
+
+
+def _built(
+    table: pd.DataFrame, out: FigureFiles, advice: BenchAdvice | None
+) -> BenchSection | None:
+    """:func:`build_bench_section` but the lines skipped."""
     scaling = bench_scaling(table)
     scaling = scaling.assign(evidence_said=_evidence_said(scaling))
     failed = failed_runs(table)
@@ -386,7 +409,8 @@ def build_bench_section(
     summary = bench_summary(scaling, read)
     shown = shown_columns(scaling)
     rows = [
-        {label: number(r[col]) for col, label in shown.items()} for r in scaling.to_dict("records")
+        {shown[col]: text for col, text in said.items()}
+        for said in columns_text(scaling.to_dict("records"), list(shown))
     ]
     return BenchSection(
         findings,

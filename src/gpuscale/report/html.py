@@ -79,6 +79,7 @@ def build_report(
     workers: int = 1,
     bench: pd.DataFrame | None = None,
     bench_path: Path | None = None,
+    bench_skipped: Sequence[str] = (),
     advice: AdviceRequest | None = None,
     notes: Sequence[str] = (),
     png: bool = False,
@@ -96,7 +97,9 @@ def build_report(
     before any work.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section
-    (``bench_path``: the file it was read from, named where no run of it succeeded);
+    (``bench_path``: the file it was read from, named where no run of it succeeded;
+    ``bench_skipped``: its lines the loader skipped, with why, ``BenchFile.skipped``,
+    listed in the section);
     ``advice``: an advice request whose advice on ``bench`` is added to it (computed
     before the section is drawn: ``report.bench_advice``).
     ``workers``: processes in all; with more than one, ``workers - 1`` forked processes
@@ -165,7 +168,7 @@ def build_report(
         from gpuscale.report.bench_section import build_bench_section
 
         computed = None if advice is None else advice_on_bench(bench, advice)
-        section = build_bench_section(bench, out, advice=computed)
+        section = build_bench_section(bench, out, advice=computed, skipped=bench_skipped)
         if section is None or on_missing is None:
             return section
         if not section.rows:  # nothing measured: no advice either, for that one reason

@@ -28,7 +28,6 @@ from gpuscale.quantities import (
     joined,
     named,
     noun_for,
-    number,
     number_range,
     of_the,
     span,
@@ -36,6 +35,7 @@ from gpuscale.quantities import (
 from gpuscale.report.republished_words import AnswerRow, Firsts, answer_since, key_of
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.system_names import is_reference, system_cells
+from gpuscale.report.text_table import columns_text
 from gpuscale.report.workload_figures import RenderedFigure
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.republished import counted_in_analyses, is_same_runs_copy, runs_counted_once
@@ -103,8 +103,10 @@ def section_rows(table: pd.DataFrame, firsts: Firsts | None = None) -> list[dict
     rows = []
     firsts = firsts or {}
     cells = system_cells(table)
-    for r, cell, ref in zip(table.to_dict("records"), cells, is_reference(table), strict=True):
-        row = {label: number(r[col]) for col, label in TABLE_COLUMNS.items() if col != "ci"}
+    records = table.to_dict("records")
+    numbers = columns_text(records, [c for c in TABLE_COLUMNS if c != "ci"])
+    for r, said, cell, ref in zip(records, numbers, cells, is_reference(table), strict=True):
+        row = {TABLE_COLUMNS[col]: text for col, text in said.items()}
         row["System"] = cell
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]

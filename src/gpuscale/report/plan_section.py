@@ -24,6 +24,7 @@ from gpuscale.planning.terminal import thin_mark
 from gpuscale.quantities import number, number_range
 from gpuscale.report.rounds_section import not_drawn
 from gpuscale.report.svg import FigureFiles
+from gpuscale.report.text_table import columns_text
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, STUDY_WORKLOADS, display_name
 from gpuscale.tables.refusals import FieldError, as_options
 from gpuscale.tables.request_text import option_names
@@ -71,21 +72,23 @@ def _rows(table: pd.DataFrame) -> list[dict[str, str]]:
     """The plan table's rows as the report shows them, the plan's flags included (a
     flagged count is kept out of the "stops paying" picks, and the flag says why a faster
     count is not the one marked E' >= 0.8 x best)."""
+    measured = ["time_to_train_min", "convergence_factor", "accelerator_hours"]
+    said = columns_text(table[measured].to_dict("records"), measured)
     return [
         {
             SHOWN["accelerators"]: f"{int(r.accelerators):,}",
-            SHOWN["time_to_train_min"]: number(r.time_to_train_min),
+            SHOWN["time_to_train_min"]: texts["time_to_train_min"],
             SHOWN["interval"]: number_range(r.time_to_train_min_low, r.time_to_train_min_high),
             SHOWN["global_batch"]: _fixed(r.global_batch, ",.0f"),
             SHOWN["throughput_efficiency"]: _fixed(r.throughput_efficiency, ".2f"),
-            SHOWN["convergence_factor"]: number(r.convergence_factor),
-            SHOWN["accelerator_hours"]: number(r.accelerator_hours),
+            SHOWN["convergence_factor"]: texts["convergence_factor"],
+            SHOWN["accelerator_hours"]: texts["accelerator_hours"],
             SHOWN["extrapolated"]: number(bool(r.extrapolated)),
             SHOWN["stops_paying"]: number(r.stops_paying),
             SHOWN["flags"]: number(r.flags),
             SHOWN["rests_on"]: thin_mark(r.rests_on, r.rests_on_submitter, r.rests_on_outlier),
         }
-        for r in table.itertuples(index=False)
+        for r, texts in zip(table.itertuples(index=False), said, strict=True)
     ]
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from gpuscale.advice.request import AdviceRequest
     from gpuscale.analysis import AnalysisOptions
+    from gpuscale.bench.results import BenchFile
     from gpuscale.tables import RoundTables
 
 
@@ -175,21 +176,26 @@ def write_report(
     tables: RoundTables,
     workloads: list[str],
     *,
-    bench: pd.DataFrame | None = None,
+    bench: pd.DataFrame | BenchFile | None = None,
     notes: Sequence[str] = (),
     on_missing: Callable[[str], None] | None = None,
     bench_path: Path | None = None,
     sources: Sequence[str] = (),
 ) -> ReportWritten:
-    """Write the report of ``workloads`` in ``tables`` (and ``bench``, a bench table) as
+    """Write the report of ``workloads`` in ``tables`` (and ``bench``, a bench table, or
+    a results file as ``load_bench`` read it: its skipped lines said in the section) as
     ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
     from; ``sources``: the data arguments as typed, as ``build_report`` takes them); the
     HTML file's path and the page's headline. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``); a
     :class:`FieldError` for --advise without a bench."""
     # lazy: matplotlib and the analysis stack, only for a report
+    from gpuscale.bench.results import BenchFile
     from gpuscale.report.html import build_report
     from gpuscale.sources.disk_cache import default_folder
+
+    skipped = bench.skipped if isinstance(bench, BenchFile) else ()
+    bench = bench.table if isinstance(bench, BenchFile) else bench
 
     if request.advise and bench is None:  # refused before the report's work, as a typo is
         why = f"needs {ref('bench')} (the advice is computed from your bench runs)"
@@ -206,6 +212,7 @@ def write_report(
         request.analysis(),
         bench=bench,
         bench_path=bench_path,
+        bench_skipped=skipped,
         advice=advice,
         workers=os.cpu_count() or 1,  # the figures drawn in a process per core
         notes=notes,

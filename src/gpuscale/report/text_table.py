@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import textwrap
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from gpuscale.quantities import (
     TABLE_DIGITS,
@@ -19,6 +19,16 @@ from gpuscale.quantities import (
 )
 
 
+class LeftOut(list[str]):
+    """The columns a terminal table leaves out: those dropped for width, in order (the
+    list); ``empty``: those of ``drop_order`` with no value in any row, left out first
+    (width or not: a column of blanks tells nothing and costs its header's width)."""
+
+    def __init__(self, width: Iterable[str] = (), empty: Iterable[str] = ()) -> None:
+        super().__init__(width)
+        self.empty = list(empty)
+
+
 def columns_that_fit(
     width: int,
     columns: list[str],
@@ -26,16 +36,21 @@ def columns_that_fit(
     rows: list[list[str]],
     numeric: list[bool],
     drop_order: Sequence[str] | None,
-) -> tuple[list[int], list[int] | None, list[str]]:
+) -> tuple[list[int], list[int] | None, LeftOut]:
     """The columns kept (indices), their widths (None when even their least widths are too
-    wide) and the names dropped: the lowest-priority columns of ``drop_order`` go first,
-    one at a time, until the table fits ``width`` (or two columns are left). A table that
-    fits no width even so is shown a row at a time, a line per column (more than two
-    columns): width drops nothing there, every column kept."""
+    wide) and the names left out (:class:`LeftOut`): a column of ``drop_order`` empty in
+    every row first, then the lowest-priority columns of ``drop_order``, one at a time,
+    until the table fits ``width`` (or two columns are left). A table that fits no width
+    even so is shown a row at a time, a line per column (more than two columns): width
+    drops nothing there, every column with a value kept. A column asked for by name
+    (``--columns``: no ``drop_order``) is shown, empty or not; CSV and JSON keep every one."""
     least = [least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))]
     order = [str(c) for c in drop_order or ()]
-    keep = list(range(len(columns)))
-    dropped: list[str] = []
+    blank = [
+        c for i, c in enumerate(columns) if c in order and rows and not any(r[i] for r in rows)
+    ]
+    keep = [i for i, c in enumerate(columns) if c not in blank]
+    dropped = LeftOut(empty=blank)
     while True:
         widths = fit_widths(
             [headers[i] for i in keep],
@@ -48,7 +63,11 @@ def columns_that_fit(
             return keep, widths, dropped
         if len(keep) <= 2 or not left:  # fits no width: a line per column, all of them
             if len(columns) > 2:
-                return list(range(len(columns))), None, []
+                return (
+                    [i for i, c in enumerate(columns) if c not in blank],
+                    None,
+                    LeftOut([], blank),
+                )
             return keep, None, dropped
         keep.remove(columns.index(left[0]))
         dropped.append(left[0])
@@ -63,15 +82,21 @@ def left_out_note(
     dropped: list[str], rest: str, every: str, options: Container[str], *, vertical: bool
 ) -> str:
     """What a terminal table says under it of the columns it leaves out: those dropped for
-    width and where they are (``rest``, else each of :data:`WAYS` whose option is among
-    the command's ``options``, then ``every``: where the columns beyond the table's are);
-    a table shown a line per column, which drops none, says ``every`` alone; "" where
-    nothing is left out."""
-    if dropped:
-        names = ", ".join(column_label(c) for c in dropped)
+    width, those empty in every row (``dropped.empty``, a :class:`LeftOut`), and where
+    they are (``rest``, else each of :data:`WAYS` whose option is among the command's
+    ``options``, then ``every``: where the columns beyond the table's are); a table shown
+    a line per column, which drops none for width, says ``every`` alone; "" where nothing
+    is left out."""
+    empty = getattr(dropped, "empty", [])
+    if dropped or empty:
+        why = [
+            f"{reason}: {', '.join(column_label(c) for c in names)}"
+            for reason, names in (("for width", dropped), ("empty in every row", empty))
+            if names
+        ]
         ways = ", ".join(way for option, way in WAYS if option in options)
         how = rest or "; ".join(filter(None, (ways, every)))
-        return f"(not shown, for width: {names}{filled('; {}', how)})"
+        return f"(not shown, {'; '.join(why)}{filled('; {}', how)})"
     return f"({every})" if vertical and every else ""
 
 
@@ -119,6 +144,17 @@ def cells_text(
         [cell_text(v, spec, measure=m) for v, spec, m in zip(row, specs, measures, strict=True)]
         for row in rows
     ]
+
+
+def columns_text(
+    records: Sequence[Mapping[str, object]], columns: Sequence[str]
+) -> list[dict[str, str]]:
+    """Each record's ``columns`` as a terminal table writes them (:func:`cells_text`:
+    every number of a column to the same significant figures, trailing zeros kept, 33.98
+    beside 0.6360): the report's tables read as the terminal's, each value unchanged."""
+    rows = [[record[c] for c in columns] for record in records]
+    texts = cells_text(rows, [None] * len(columns), columns)
+    return [dict(zip(columns, row, strict=True)) for row in texts]
 
 
 def least_width(header: str, cells: list[str], is_number: bool) -> int:

@@ -42,6 +42,7 @@ from gpuscale.quantities import (
     format_count,
     format_minutes,
     format_ms,
+    format_ms_span,
     joined,
     noun_for,
     number,
@@ -181,6 +182,7 @@ def _spans(value: object, of: object) -> str:
 # ``kind~other``: each over the value and ``other``'s value.
 KINDS: dict[str, Callable[[object, object], str]] = {
     "ms": lambda v, of: format_ms(_float(v), maybe(_float, of)),  # in the unit ``of``'s takes
+    "ms_span": lambda v, of: format_ms_span(_float(v), _float(of)),  # v to of, unit once
     "count": lambda v, of: format_count(_float(v)),
     "num": lambda v, of: number(v),
     "num_to": lambda v, of: span(number(v), number(of)),  # 10-24, one value where alike

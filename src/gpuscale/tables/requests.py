@@ -14,7 +14,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import MISSING, field, fields
+from dataclasses import MISSING, Field, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -375,7 +375,7 @@ def keyword_doc(function: Callable[..., object], request: type) -> str:
     return f"{own}\n\nKeywords (the fields of ``{request.__name__}``):\n\n" + "\n".join(lines)
 
 
-def _default_of(f: Any) -> str:
+def _default_of(f: Field[object]) -> str:
     """A field's default as its keyword's line says it (``required`` where it has none)."""
     if f.default is not MISSING:
         return f"default ``{f.default!r}``"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS, convergence_unit
+from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS, RoundTables, convergence_unit
 
 
 def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> pd.DataFrame:
@@ -69,3 +69,11 @@ def runs_for(table: pd.DataFrame, spread: float = 0.1) -> pd.DataFrame:
         for j, d in enumerate((-2, -1, 0, 1, 2))
     ]
     return pd.DataFrame(records, columns=list(RUNS_COLUMNS))
+
+
+def round_of(table: pd.DataFrame) -> RoundTables:
+    """Round tables of ``table``'s scores and their runs (:func:`runs_for`), no systems or
+    problems rows."""
+    return RoundTables(
+        systems=table.iloc[0:0], runs=runs_for(table), scores=table, problems=table.iloc[0:0]
+    )

@@ -15,9 +15,9 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.analysis.metrics import Reference
 from gpuscale.analysis.terminal import equilibrium_sentences, references_text
-from gpuscale.tables import Criterion, RoundTables
+from gpuscale.tables import Criterion
 
-from .tables import runs_for, scores
+from .tables import round_of, scores
 
 
 def pick(criterion: Criterion, n: int, minutes: float, e: float, family: str = "H100") -> Pick:
@@ -102,7 +102,7 @@ def test_a_pick_across_families_carries_its_caution() -> None:
             ("b8", "B200", 8, 20.0),
         ]
     )
-    tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    tables = round_of(frame)
     result = analyze(tables, ["bert"], AnalysisOptions(n_boot=100))[0]
     lines = equilibrium_sentences(result)
     assert lines[0].startswith("within H100 (most counts): ")

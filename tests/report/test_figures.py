@@ -11,12 +11,11 @@ import pytest
 
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.analysis.decompose import decompose
-from gpuscale.mlperf import RoundTables
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import chart_svg
 
-from ..analysis.tables import runs_for, scores
+from ..analysis.tables import round_of, scores
 from ..golden import Golden
 from .figure_checks import clipped_texts
 
@@ -36,9 +35,7 @@ def result():
     ]
     frame = scores(rows)
     frame.loc[frame.system_id == "h16", "system_name"] = EVIL
-    tables = RoundTables(
-        systems=frame.iloc[0:0], runs=runs_for(frame), scores=frame, problems=frame.iloc[0:0]
-    )
+    tables = round_of(frame)
     return analyze(tables, ["bert"], AnalysisOptions(n_boot=200))[0]
 
 
@@ -318,9 +315,7 @@ def test_the_overview_draws_the_recommended_family_over_the_others() -> None:
         ("v16", "V100", 16, 10.0),
     ]
     frame = scores(rows)
-    tables = RoundTables(
-        systems=frame.iloc[0:0], runs=runs_for(frame), scores=frame, problems=frame.iloc[0:0]
-    )
+    tables = round_of(frame)
     analysed = analyze(tables, ["bert"], AnalysisOptions(n_boot=100))[0]
     assert recommend(analysed).family == "A100"
     chart = overview_like([analysed])

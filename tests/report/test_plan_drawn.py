@@ -195,19 +195,24 @@ def test_each_plan_says_its_own_command_and_it_gives_the_tables_minutes(
         assert [r[SHOWN["time_to_train_min"]] for r in rows] == shown
 
 
-def test_the_table_caption_on_the_page_gives_each_plans_command(tmp_path: Path) -> None:
-    """The page's table captions: each plan's command (they all read `gpuscale plan`)."""
+def _plan_tables_html(section: object) -> str:
+    """The page's plan tables as the report's template renders ``section``."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    tables = load_round("v4.1")
-    data = plan_data(tables.scores, ["bert", "retinanet"])
-    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
-    assert section is not None
     env = Environment(
         loader=PackageLoader("gpuscale", "report/templates"),
         autoescape=select_autoescape(default=True),
     )
-    html = env.get_template("plan_tables.html").render(extra=section)
+    return env.get_template("plan_tables.html").render(extra=section)
+
+
+def test_the_table_caption_on_the_page_gives_each_plans_command(tmp_path: Path) -> None:
+    """The page's table captions: each plan's command (they all read `gpuscale plan`)."""
+    tables = load_round("v4.1")
+    data = plan_data(tables.scores, ["bert", "retinanet"])
+    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
+    assert section is not None
+    html = _plan_tables_html(section)
     captions = re.findall(r"<caption>(.*?)</caption>", html, flags=re.S)
     assert len(captions) == 2
     for caption, command in zip(captions, section.commands, strict=True):
@@ -241,16 +246,10 @@ def test_a_workload_the_report_does_not_plan_is_said_with_its_command(v41, tmp_p
 def test_the_plan_table_names_its_hours_as_the_report_and_the_cli_do(tmp_path: Path) -> None:
     """The report's other tables and figures and `gpuscale plan` say accelerator-hours; the
     plan table's heading said device-hours, a second word for the same quantity."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
     data = plan_data(load_round("v4.1").scores, ["bert"])
     section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
     assert section is not None
-    env = Environment(
-        loader=PackageLoader("gpuscale", "report/templates"),
-        autoescape=select_autoescape(default=True),
-    )
-    html = env.get_template("plan_tables.html").render(extra=section)
+    html = _plan_tables_html(section)
     headings = [
         re.sub(r"<[^>]+>", "", h).strip()
         for h in re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)

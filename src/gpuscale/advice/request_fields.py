@@ -106,8 +106,8 @@ class RequestFields(JsonRequest):
     )
     step_ms: float | tuple[float, ...] | None = repeatable_option(
         float,
-        help="Measured single-device step time, ms (without --bench); give it again with another "
-        "--batch to measure the fixed per-step cost (the first pair is the one advised on).",
+        help="Measured single-device step time, ms (without --bench); two, each with its --batch, "
+        "measure the fixed per-step cost (the first pair is the one advised on).",
     )
     batch: int | tuple[int, ...] | None = repeatable_option(
         int,

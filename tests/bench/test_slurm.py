@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from gpuscale.bench import sweep_plan
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.slurm import HostlistError, expand_hostlist, rendezvous_port, slurm_task
 from gpuscale.bench.sweep_plan import nodes_of
@@ -135,6 +136,22 @@ def test_a_step_of_two_nodes_is_read_as_the_sweeps_nodes(tmp_path: Path) -> None
     assert nodes_of(request, {}).said == ()  # no Slurm: nothing read, nothing said
 
 
+def test_two_jobs_meeting_at_one_port_never_join_one_rendezvous(tmp_path: Path) -> None:
+    """Job ids 4242 and 14242 share a port (19,242) on a shared first node: each sweep's
+    launches carry its own job's rendezvous id, so a node of one never joins the other."""
+    request = SweepRequest(out=tmp_path / "r.jsonl", models="mlp-0.2m", nproc="1")
+    planned = [
+        sweep_plan.plan_bench(request, BenchConfig(backend="gloo"), _step("gpu[07-08]", 0, job=j))
+        for j in ("4242", "14242")
+    ]
+    configs = [p.config for p in planned]
+    assert all(c is not None for c in configs)
+    assert {c.rdzv_endpoint for c in configs if c} == {"gpu07:19242"}
+    assert [c.rdzv_id for c in configs if c] == ["gpuscale-slurm-4242", "gpuscale-slurm-14242"]
+    alone = sweep_plan.plan_bench(request, BenchConfig(backend="gloo"), {})
+    assert alone.config is not None and alone.config.rdzv_id == "gpuscale"  # no job to name
+
+
 def test_a_step_that_cannot_be_read_says_what_to_give() -> None:
     assert slurm_task({"SLURM_JOB_ID": "1"}) is None  # no step
     with pytest.raises(HostlistError, match="give --nnodes, --node-rank and --rdzv-endpoint"):
@@ -216,7 +233,6 @@ def test_several_nodes_without_an_endpoint_are_refused_before_a_model_is_built(
 ) -> None:
     """The rendezvous is checked before the models are built (torch, seconds): the refusal
     is quick and names --rdzv-endpoint."""
-    import gpuscale.bench.sweep_plan as sweep_plan
 
     def built(*args: object, **kwargs: object) -> None:
         pytest.fail("a model was built before the nodes were checked")

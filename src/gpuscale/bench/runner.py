@@ -73,6 +73,9 @@ class SweepConfig:
     nnodes: int = 1
     node_rank: int = 0
     rdzv_endpoint: str | None = None
+    # the rendezvous' run id, its world size and model count appended per launch: nodes
+    # of another job that reach this endpoint join no rendezvous of this one
+    rdzv_id: str = "gpuscale"
     oversubscribe: bool = False
     worker: str = "gpuscale.bench.worker"  # the module torchrun runs (tests inject faults)
 
@@ -391,7 +394,7 @@ class _Launch:
                 nnodes=cfg.nnodes,
                 node_rank=cfg.node_rank,
                 rdzv_endpoint=cfg.rdzv_endpoint,
-                rdzv_id=f"gpuscale-{world}-{len(models)}",
+                rdzv_id=f"{cfg.rdzv_id}-{world}-{len(models)}",
             ),
             *("--models", ",".join(models), "--params", json.dumps(params)),
             *("--config", cfg.bench.to_json(), "--threads", str(cfg.bench.threads)),

@@ -9,7 +9,9 @@ node's launcher, and any other task on it stands aside. The step's nodes
 number in the step (``SLURM_NODEID``) its node rank, and the first host of the step's
 node list (``SLURM_STEP_NODELIST``, else ``SLURM_JOB_NODELIST``), expanded as
 ``scontrol show hostnames`` expands it, the c10d rendezvous host. Its port is the job
-id's (:func:`rendezvous_port`), so two jobs sharing a first node do not meet at one port.
+id's (:func:`rendezvous_port`), so two jobs sharing a first node meet at one port only
+where their ids' last four digits agree; even then each job's rendezvous id is its own
+(``Nodes.rdzv_id``), so nodes of one never join the other's.
 
 A batch script's own shell (sbatch runs it on the first node, outside any step: no
 ``SLURM_STEP_ID``) is no step: a bench started there runs on that node alone.

@@ -131,13 +131,15 @@ def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
 class Nodes:
     """The nodes a sweep runs on: as given, else a Slurm step's, else one; ``said``: how
     a Slurm job's were read; ``aside``: why this Slurm task runs nothing (another task of
-    its node launches the node's processes)."""
+    its node launches the node's processes); ``rdzv_id``: the rendezvous' run id, the
+    Slurm job's own under Slurm (two jobs whose ports coincide never join one rendezvous)."""
 
     nnodes: int
     node_rank: int
     rdzv_endpoint: str | None
     said: tuple[str, ...] = ()
     aside: str | None = None
+    rdzv_id: str = "gpuscale"
 
 
 def nodes_of(request: SweepRequest, environ: Mapping[str, str]) -> Nodes:
@@ -164,7 +166,8 @@ def nodes_of(request: SweepRequest, environ: Mapping[str, str]) -> Nodes:
     if nnodes == 1:  # torchrun's standalone launch: no rendezvous
         return Nodes(nnodes, rank, request.rdzv_endpoint, (said,))
     endpoint = request.rdzv_endpoint or task.rendezvous
-    return Nodes(nnodes, rank, endpoint, (f"{said}, rendezvous at {endpoint}",))
+    said = f"{said}, rendezvous at {endpoint}"
+    return Nodes(nnodes, rank, endpoint, (said,), rdzv_id=f"gpuscale-slurm-{task.job_id}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +224,7 @@ def plan_bench(
         nnodes=nodes.nnodes,
         node_rank=nodes.node_rank,
         rdzv_endpoint=nodes.rdzv_endpoint,
+        rdzv_id=nodes.rdzv_id,
         oversubscribe=request.oversubscribe,
     )
     return Planned(chosen, broken, config, nodes)

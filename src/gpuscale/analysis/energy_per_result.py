@@ -353,18 +353,51 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
     against scale in words under it, or why there is none (``no_energy_reason``)."""
     every = energy_table(tables)
     frame = every[every["workload"].isin(workloads)]
+    lost = energy_unknown(tables, workloads)
     if frame.empty:  # every column still: an empty CSV has a full one's header
-        return TableView(frame, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))
+        why = "; ".join(lost) or no_energy_reason(tables, every, workloads)
+        return TableView(frame, ENERGY_SHOWN, empty=why)
     return TableView(
         frame,
         ENERGY_SHOWN,
         "energy to train (official rule)",
         ENERGY_DROP_ORDER,
-        notes=per_sample_missing(frame),
+        notes=(*per_sample_missing(frame), *lost),
         said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
         headline=energy_headline(frame),
         keys=ENERGY_KEYS,
     )
+
+
+def energy_unknown(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]:
+    """Scored results of ``workloads`` with power logs but no energy to train, a note per
+    workload: a run the score keeps has a power log that gave no power (the round's
+    problems of kind ``power log`` say why), and its other logs' sum would be too low."""
+    scores = tables.scores[~is_log_flagged(tables.scores).to_numpy(bool)]
+    result = ["round", "org", "system_id", "benchmark"]
+    metered = pd.MultiIndex.from_frame(tables.runs.dropna(subset=["energy_kj"])[result])
+    has_logs = pd.MultiIndex.from_frame(scores[result]).isin(metered)
+    lost = scores[
+        has_logs
+        & scores["energy_kj"].isna()
+        & scores["time_to_train_min"].notna()
+        & scores["workload"].isin(workloads)
+    ]
+    out = []
+    for (round_name, workload), rows in lost.groupby(["round", "workload"], sort=True):
+        named = joined(
+            sorted(
+                f"{r.org}/{r.system_id}"
+                + (f" ({int(r.accelerators):,} accelerators)" if pd.notna(r.accelerators) else "")
+                for r in rows.itertuples()
+            )
+        )
+        out.append(
+            f"{display_name(workload)} ({round_name}): no energy to train for {named}: a run "
+            "its score keeps has a power log that gave no power (the round's problems, kind "
+            "'power log', say why), and the other logs' sum would be too low"
+        )
+    return tuple(out)
 
 
 def per_sample_missing(frame: pd.DataFrame) -> tuple[str, ...]:

@@ -37,8 +37,11 @@ class Collector:
     problems: list[ProblemRow] = field(default_factory=list)
     scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
     bench_dirs: set[tuple[str, str, str]] = field(default_factory=set)
-    # (org, system, benchmark folder, run stem) -> (kind, mean power W) of each power file
-    power: dict[tuple[str, str, str, str], list[tuple[str, float]]] = field(default_factory=dict)
+    # (org, system, benchmark folder, run stem) -> (kind, mean power W) of each power file,
+    # None for one that gave none (its run then has no energy)
+    power: dict[tuple[str, str, str, str], list[tuple[str, float | None]]] = field(
+        default_factory=dict
+    )
     power_notes: dict[tuple[str, str], int] = field(default_factory=dict)
     damaged: str = ""  # why the source could not be read to its end
 
@@ -54,10 +57,9 @@ class Collector:
         if log.note:  # counted per benchmark folder: v4.0 repeats one note 1,000 times
             where = f"{org}/results/{system_id}/{bench}/power"
             self.power_notes[(where, log.note)] = self.power_notes.get((where, log.note), 0) + 1
-        if log.mean_power_w is not None:
-            self.power.setdefault((org, system_id, bench, stem), []).append(
-                (log.kind, log.mean_power_w)
-            )
+        self.power.setdefault((org, system_id, bench, stem), []).append(
+            (log.kind, log.mean_power_w)
+        )
 
     def problem(self, path: str, kind: str, message: str) -> None:
         self.problems.append(problem_row(self.round_name, path, kind, message))

@@ -48,7 +48,7 @@ def _reading(rec: Record, what: str) -> float:
     if value is None or not 0.0 <= value <= MAX_POWER_W:
         raise ValueError(
             f"{what} {value_of(rec)!r} W is outside the physical range 0-{MAX_POWER_W:,.0f} W"
-            "; no energy computed"
+            "; its run gets no energy"
         )
     return value
 
@@ -56,13 +56,16 @@ def _reading(rec: Record, what: str) -> float:
 def _efficiency(rec: Record) -> float:
     value = finite_or_none(value_of(rec))
     if value is None or not 0.0 < value <= 1.0:
-        raise ValueError(f"conversion_eff {value_of(rec)!r} is not in (0, 1]; no energy computed")
+        raise ValueError(
+            f"conversion_eff {value_of(rec)!r} is not in (0, 1]; its run gets no energy"
+        )
     return value
 
 
 @dataclass(frozen=True, slots=True)
 class PowerLog:
-    """One power file reduced to its mean power (W) and what was odd about it."""
+    """One power file reduced to its mean power (W) and what was odd about it; a mean of
+    None is a file that could not be read for its power, so its run has no energy."""
 
     kind: str  # "node" or "switch"
     mean_power_w: float | None
@@ -106,8 +109,8 @@ def _switch(records: list[tuple[int, Record]], note: str) -> PowerLog:
         elif rec.key == "interconnect_power_est":
             estimate = _reading(rec, "interconnect_power_est")
             break
-    if estimate is None:
-        return PowerLog("switch", None, note + "no interconnect_power_est")
+    if estimate is None:  # the official tool counts such a switch as 0 W
+        return PowerLog("switch", 0.0, note + "no interconnect_power_est")
     return PowerLog("switch", efficiency * estimate, note.rstrip("; "))
 
 
@@ -140,14 +143,16 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
 
 
 def add_energy(
-    runs: list[Row], power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
+    runs: list[Row], power: dict[tuple[str, str, str, str], list[tuple[str, float | None]]]
 ) -> None:
     """Energy to train of each counted run with power logs (kJ): nodes, switches and
-    their sum (None elsewhere)."""
+    their sum (None elsewhere, and where one of its power files gave no mean power: the
+    other files' sum would be too low)."""
     for r in runs:
         logs = power.get((r["org"], r["system_id"], r["benchmark"], r["run_file"].split(".")[0]))
         nodes = [w for kind, w in logs or () if kind == "node"]
-        ttt_ms = r["run_stop_ms"] - r["run_start_ms"] if nodes and r["counted"] else None
+        whole = all(w is not None for _, w in logs or ())
+        ttt_ms = r["run_stop_ms"] - r["run_start_ms"] if nodes and whole and r["counted"] else None
         if not ttt_ms:
             r["compute_energy_kj"] = r["interconnect_energy_kj"] = r["energy_kj"] = None
             continue

@@ -136,7 +136,7 @@ PLAN_SHOWN = tuple(c for c in PLAN_COLUMNS if c not in ("nearest", "rests_on_out
 
 
 # the cost column's unit, as advise's ``cost_unit`` says it: --price is in any currency
-COST_UNIT_OF = "the currency of {}, per device-hour x device-hours"
+COST_UNIT_OF = "the currency of {}, per accelerator-hour x accelerator-hours"
 COST_UNIT = COST_UNIT_OF.format("--price")
 
 

@@ -63,7 +63,7 @@ def test_equilibrium_reads_its_scope_as_families_are_read(v41) -> None:
                 "``step_ms`` (default ``None``): Measured single-device step time, ms",
                 "Per-device batch of step_ms=, one per step_ms=",
                 "``params`` (default ``None``): Parameters, e.g. 7e6 (with bench=",
-                "``price_per_device_hour`` (default ``None``): Price per device-hour",
+                "``price_per_device_hour`` (default ``None``): Price per accelerator-hour",
                 "nodes x gpus_per_node=",
             ],
         ),
@@ -96,7 +96,7 @@ def test_a_plan_carries_its_cost_unit() -> None:
     priced = gpuscale.plan(**ask, price_per_device_hour=2.0)
     assert set(priced.attrs) == {"notes", "model", "cost_unit"}
     assert priced.attrs["cost_unit"] == (
-        "the currency of price_per_device_hour=, per device-hour x device-hours"
+        "the currency of price_per_device_hour=, per accelerator-hour x accelerator-hours"
     )
     assert gpuscale.plan(**ask).attrs["cost_unit"] is None
 

@@ -399,12 +399,12 @@ def ends_alike(low: object, high: object, digits: int = 3) -> tuple[str, str]:
     return end(low), end(high)
 
 
-def number_range(low: object, high: object) -> str:
-    """An interval's ends as :func:`ends_alike` writes them, ``1.21-1.43``, or to the
-    decimals that tell them apart where those write two different ends alike
-    (``33.97-34.02``, never ``34.0-34.0``, as the terminal's interval reads); "" where its
-    low end is missing (None, NaN: no interval)."""
-    low_said, high_said = ends_alike(low, high)
+def number_range(low: object, high: object, digits: int = 3) -> str:
+    """An interval's ends as :func:`ends_alike` writes them to ``digits`` significant
+    figures, ``1.21-1.43``, or to the decimals that tell them apart where those write two
+    different ends alike (``33.97-34.02``, never ``34.0-34.0``, as the terminal's interval
+    reads); "" where its low end is missing (None, NaN: no interval)."""
+    low_said, high_said = ends_alike(low, high, digits)
     if not low_said:
         return ""
     reals = isinstance(low, numbers.Real) and isinstance(high, numbers.Real)

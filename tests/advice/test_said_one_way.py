@@ -170,3 +170,25 @@ def test_an_option_spelt_unlike_its_field_is_named_as_each_reader_gives_it() -> 
 
 PRICE = {"price_per_device_hour": 2.5}
 ARGS = ["--params", "7M", "--step-ms", "2", "--batch", "64", "--interconnect", "pcie-phb"]
+
+
+# a 7B model on H100s, priced: its cheapest count said, and the cost's unit
+PRICED = ["--params", "7e9", "--step-ms", "900", "--batch", "4", "--global-batch", "64"]
+PRICED += ["--device-name", "H100", "--price", "2.5"]
+
+
+def test_the_advice_names_accelerator_hours_as_its_table_and_the_report_do() -> None:
+    """The advice said "Fewest device-hours" (--explain) and "per device-hour x
+    device-hours" (-f json's cost_unit) beside a table (and a report, and `gpuscale plan`)
+    whose column is accelerator hours: one word for one quantity. The price's option keeps
+    its name (--price-per-device-hour)."""
+    runs = [CliRunner().invoke(app, ["advise", *PRICED, *view]) for view in (["--explain"], [])]
+    runs.append(CliRunner().invoke(app, ["advise", *PRICED, "-f", "json"]))
+    assert all(run.exit_code == 0 for run in runs), [run.output for run in runs]
+    explained, document = " ".join(runs[0].output.split()), json.loads(runs[2].output)
+    assert "Fewest accelerator-hours: " in explained
+    assert document["cost_unit"].endswith(", per accelerator-hour x accelerator-hours")
+    assert "accelerator_hours" in document["predictions"][0]
+    for text in (explained, runs[1].output, runs[2].output):
+        unnamed = re.sub(r"(--)?price[-_]per[-_]device[-_]hour", "", text)
+        assert not re.search(r"device[-_ ]hours?", unnamed), text

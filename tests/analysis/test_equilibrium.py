@@ -259,3 +259,26 @@ def test_a_knee_set_by_another_family_past_it_carries_the_caution() -> None:
         "the fastest systems are GB200 up to 2,048 accelerators and H100-SXM5-80GB and "
         "GB200 past it, so this bend is where the hardware changes"
     )
+
+
+def test_how_a_typed_scope_was_read_is_in_the_json_as_in_python() -> None:
+    """``equilibrium(table, scope="H100")`` reads the scope as H100-SXM5-80GB and says so
+    in ``.notes``; the JSON of that equilibrium left the notes out (nor did its repr say
+    them): they are its ``notes``, and analyze -f json's equilibria carry the key too."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from gpuscale.analysis.document import equilibrium_json
+    from gpuscale.cli import app
+
+    rows = [("a8", "H100-SXM5-80GB", 8, 20.0), ("a64", "H100-SXM5-80GB", 64, 4.0)]
+    eq = equilibrium(scaling_table(scores(rows), "bert"), scope="H100")
+    assert eq.scope == "H100-SXM5-80GB"
+    assert eq.notes == ["'H100' read as the accelerator family H100-SXM5-80GB"]
+    assert equilibrium_json(eq)["notes"] == eq.notes
+    run = CliRunner().invoke(app, ["analyze", "--round", "v4.1", "-b", "bert", "-f", "json"])
+    assert run.exit_code == 0, run.output
+    (document,) = json.loads(run.stdout)["rounds"]
+    shown = [document["equilibrium"], *document["equilibrium_by_family"]]
+    assert all(e["notes"] == [] for e in shown)  # scopes named whole: nothing to say

@@ -104,12 +104,18 @@ def test_a_plan_faster_than_linear_below_the_counts_ran_is_flagged(shared_archiv
 def test_dlrm_tpu_factors_in_another_unit_are_not_given(v07) -> None:
     """v0.7 DLRM: the TPUs log 15-18 "epochs" where the GPUs at the same batch log 1.9;
     the decomposition read tpu-v4-128's throughput efficiency 4.40 and tpu-v4-16's 8.02.
-    Now no factor for either, each flagged, and the GPUs' factors stand."""
+    Now no factor for either, each flagged, and the GPUs' factors stand. The flag says
+    the unit the table counts in, epochs, to its end (it closed "samples to converge kept
+    apart" beside a column of epochs)."""
     (result,) = analyze(v07, ["dlrm"], AnalysisOptions(n_boot=100))
     table = result.table.set_index("system_id")
     tpus = table.loc[["tpu-v4-16-TF", "tpu-v4-128-TF"]]
     assert tpus["throughput_efficiency"].isna().all()
     assert tpus["decomposition_flag"].str.contains("another unit or another rule").all()
+    assert (tpus["convergence_unit"] == "epochs").all()
+    for flag in tpus["decomposition_flag"]:
+        assert flag.startswith("its epochs to converge are ")
+        assert flag.endswith("(epochs to converge kept apart)") and "samples" not in flag
     gpus = table[table["accelerator_family"] != "TPU-v4"]
     assert (gpus["decomposition_flag"] == "").all()
     assert gpus["throughput_efficiency"].notna().all()

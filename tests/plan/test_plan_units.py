@@ -72,7 +72,8 @@ def test_the_cost_says_its_currency_in_every_format() -> None:
     hours = document["rows"][0]["accelerator_hours"]
     assert document["rows"][0]["cost"] == pytest.approx(hours * 2.5)
     said = (
-        "Cost: accelerator hours x the price given (2.5 per device-hour), in the price's currency."
+        "Cost: accelerator hours x the price given (2.5 per accelerator-hour), in the price's "
+        "currency."
     )
     assert said in document["notes"]
     assert said in runner.invoke(app, [*args, "-f", "csv"]).stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.mlperf import load_round
@@ -155,3 +156,33 @@ def test_every_panel_of_a_workload_names_its_axes_and_says_which_are_log(gpt3) -
     why = next(ax for ax in figure.axes if ax.get_title().startswith("Why E' falls"))
     said = [t.get_text() for t in why.get_legend().get_texts()]
     assert any(t.startswith("recommended: ") for t in said), said
+
+
+def _line_keys(lines) -> set[tuple[str, str]]:
+    """Each line's (colour, linestyle) as drawn: what a reader matches a key to."""
+    return {(to_hex(line.get_color()), line.get_linestyle()) for line in lines}
+
+
+@pytest.mark.parametrize("case", ["v4.0 GPT-3", "v3.0 all"])
+def test_the_first_screens_line_keys_are_the_lines_its_panels_draw(gpt3, v30_all, case):
+    """The legend's keys of lines against the panels' lines: the threshold's key was grey
+    where each panel drew its line in the recommended family's blue, and the dashed E' = 1
+    had no key. v4.0 GPT-3 draws one threshold line (one key, "0.8 x best"); v3.0's panels
+    draw two colours (Mask R-CNN's recommended A100's, the others' H100's): a key each."""
+    figure = overview_like([gpt3] if case == "v4.0 GPT-3" else v30_all).figure
+    (legend,) = figure.legends
+    keys = {
+        text.get_text(): handle
+        for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)
+        if handle.get_linestyle() not in ("None", "")
+    }
+    drawn = {ax.get_title(): ax.get_lines() for ax in figure.axes if ax.get_visible()}
+    assert _line_keys(keys.values()) == _line_keys(line for ls in drawn.values() for line in ls)
+    assert _line_keys([keys["E' = 1"]]) == {(to_hex("#555555"), "--")}
+    if case == "v4.0 GPT-3":
+        assert set(keys) == {"E' = 1", "0.8 x best"}
+        return
+    a100 = "0.8 x A100-SXM4-40GB's best"
+    assert set(keys) == {"E' = 1", "0.8 x H100-SXM5-80GB's best", a100}
+    maskrcnn = next(ls for title, ls in drawn.items() if title.startswith("Mask R-CNN"))
+    assert _line_keys([keys[a100]]) == {k for k in _line_keys(maskrcnn) if k[1] == ":"}

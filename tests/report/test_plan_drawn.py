@@ -265,3 +265,31 @@ def _as_the_terminal(minutes: list[float | None]) -> list[str]:
     """The command's minutes as its terminal table writes them (the report's table
     writes its numbers by the same rule: 4 significant figures, zeros kept)."""
     return [row[0] for row in cells_text([[m] for m in minutes], [None], ["time_to_train_min"])]
+
+
+def _terminal_column(output: str, heading: str) -> list[str]:
+    """A column of a terminal table (rich's box drawing, one line a row) as written."""
+    lines = [line for line in output.splitlines() if line.startswith(("┃", "│"))]
+    head = [cell.strip() for cell in lines[0].strip("┃").split("┃")]
+    at = head.index(heading)
+    return [line.strip("│").split("│")[at].strip() for line in lines[1:]]
+
+
+def test_the_report_plan_tables_interval_is_written_as_the_terminals(tmp_path: Path) -> None:
+    """v4.1 BERT on H100 at 8: the page wrote 4.04-7.50 (3 significant figures) beside
+    minutes 5.508 where `gpuscale plan` writes 4.043-7.504; each interval cell of the page's
+    table reads as the command's terminal table writes it."""
+    data = plan_data(load_round("v4.1").scores, ["bert"])
+    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
+    assert section is not None
+    html = _plan_tables_html(section)
+    header = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", html)]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, flags=re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S) for row in rows]
+    shown = [[re.sub(r"<[^>]+>", "", c).strip() for c in row] for row in cells if row]
+    page = [row[header.index(SHOWN["interval"])] for row in shown]
+    (command,) = section.commands
+    run = CliRunner().invoke(app, shlex.split(command)[1:], terminal_width=300)
+    assert run.exit_code == 0, run.output
+    assert page == _terminal_column(run.output, "80% interval")
+    assert page[0] == "4.043-7.504"

@@ -86,6 +86,22 @@ class Row:
     def wide_factor(self) -> float | None:
         return wide_factor(self.speedup_low, self.speedup_high)
 
+    @property
+    def loses(self) -> bool:
+        """Whether the whole 80% interval lies below 1x: slower than one device at both
+        ends, which decides against the count however wide the interval is."""
+        return self.speedup_high < 1
+
+    @property
+    def interval_reads(self) -> str:
+        """What the answer says of the interval beside the speedup: ``loses`` where it is
+        too wide to test the prediction (over ``TOO_WIDE_TO_TEST``) yet wholly below 1x
+        (:attr:`loses`: the count loses whatever the width), ``wide`` where too wide and
+        reaching 1x, else ``plain`` (its ends, as an 80% interval)."""
+        if self.wide_factor is None:
+            return "plain"
+        return "loses" if self.loses else "wide"
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Chosen(Row):

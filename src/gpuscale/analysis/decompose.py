@@ -126,7 +126,7 @@ def _unit_flags(
                 f"widened by the {spread.ratio:.2f}x one result's runs span in "
                 f"{spread.quantile:.0%} of "
                 f"{spread.results:,} results): another unit or another rule, so no "
-                "throughput or convergence factor (samples to converge kept apart)"
+                f"throughput or convergence factor ({unit or 'samples'} to converge kept apart)"
             )
             if flag
             else ""

@@ -110,6 +110,8 @@ def equilibrium_json(eq: Equilibrium, table: pd.DataFrame | None = None) -> dict
         "unpicked": {
             c: {"criterion": eq.label_of(c), "why": why} for c, why in eq.unpicked.items()
         },
+        # how a scope typed was read (``Equilibrium.notes``: 'H100' as H100-SXM5-80GB)
+        "notes": eq.notes,
     }
 
 

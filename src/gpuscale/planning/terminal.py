@@ -13,10 +13,10 @@ from gpuscale.quantities import (
     TABLE_DIGITS,
     agreeing,
     counted,
-    ends_alike,
     format_minutes,
     joined,
     named,
+    number_range,
 )
 from gpuscale.tables.plan import PLAN_COLUMNS, nearest_columns
 
@@ -36,14 +36,18 @@ WHERE_GIVEN = ("cost", "energy kWh", PICKED_BY, "rests on")
 PLAN_DROP_ORDER = (PICKED_BY, "nodes", "global batch", "energy kWh", "accelerator hours")
 
 
-def _interval(row: PlanRow) -> str:
-    """``15.03-19.70``: the 80% interval of the time, minutes, to the table's significant
-    figures (``TABLE_DIGITS``, as :func:`ends_alike` writes them: 16,420, never 1.642e+04;
-    20.00, not 20)."""
-    low, high = row["time_to_train_min_low"], row["time_to_train_min_high"]
+def plan_interval(low: float | None, high: float | None) -> str:
+    """``15.03-19.70``: a plan's 80% interval of the time, minutes, to the table's
+    significant figures (``TABLE_DIGITS``, as :func:`number_range` writes them: 16,420,
+    never 1.642e+04; 20.00, not 20), as the terminal's and the report's plan tables show it;
+    "" where an end is missing."""
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return ""
-    return "-".join(ends_alike(low, high, TABLE_DIGITS))
+    return number_range(low, high, TABLE_DIGITS)
+
+
+def _interval(row: PlanRow) -> str:
+    return plan_interval(row["time_to_train_min_low"], row["time_to_train_min_high"])
 
 
 def _shown(row: PlanRow) -> PlanRow:
@@ -132,7 +136,7 @@ PLAN_SHOWN = tuple(c for c in PLAN_COLUMNS if c not in ("nearest", "rests_on_out
 
 
 # the cost column's unit, as advise's ``cost_unit`` says it: --price is in any currency
-COST_UNIT_OF = "the currency of {}, per device-hour x device-hours"
+COST_UNIT_OF = "the currency of {}, per accelerator-hour x accelerator-hours"
 COST_UNIT = COST_UNIT_OF.format("--price")
 
 

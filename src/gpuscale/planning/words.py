@@ -571,7 +571,7 @@ def notes(
     if request.price_per_device_hour is not None:  # the cost column's unit: the price's
         out.append(
             f"Cost: accelerator hours x the price given ({request.price_per_device_hour:g} per "
-            "device-hour), in the price's currency."
+            "accelerator-hour), in the price's currency."
         )
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")

@@ -146,6 +146,11 @@ def _floor(ax: Axes, rec: Recommendation, like: pd.DataFrame, colour: str) -> No
         ax.axhline(rec.threshold * float(own.max()), color=colour, lw=0.8, linestyle=":")
 
 
+def _floor_colour(styles: dict[str, tuple[str, str]], rec: Recommendation) -> str:
+    """The threshold line's colour: the recommended family's (grey where it has none)."""
+    return styles.get(rec.family, ("#555555", ""))[0]
+
+
 NICE = np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
 
 
@@ -187,12 +192,20 @@ LEGEND_ROW_IN = 0.16  # a row of it: 7.5 pt and matplotlib's half-line spacing, 
 
 
 def _overview_handles(
-    styles: dict[str, tuple[str, str]], tables: Sequence[pd.DataFrame]
+    styles: dict[str, tuple[str, str]],
+    tables: Sequence[pd.DataFrame],
+    floors: dict[tuple[str, float], list[str]],
 ) -> list[Line2D]:
-    """The first screen's legend: each family, the threshold, the ring and, where a panel
+    """The first screen's legend: each family, E' = 1, the threshold lines as drawn
+    (``floors``: each line's colour and threshold, the families it is drawn for; one key
+    each, the family named where the panels draw more than one), the ring and, where a panel
     crosses one, the outlier."""
     handles = _legend_handles(styles)
-    handles.append(Line2D([], [], linestyle=":", color="#555555", label="0.8 x best"))
+    handles.append(Line2D([], [], **REFERENCE_LINE, label="E' = 1"))
+    for (colour, threshold), families in floors.items():
+        whose = "" if len(floors) == 1 else f"{'/'.join(families)}'s "
+        label = f"{threshold:g} x {whose}best"
+        handles.append(Line2D([], [], linestyle=":", lw=0.8, color=colour, label=label))
     handles.append(
         Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
     )
@@ -213,7 +226,13 @@ def overview_like(
     rows = int(np.ceil(n / cols))
     tables = [per_family(r.table) for r in results]
     styles = family_styles({f for t in tables for f in t["accelerator_family"]})
-    handles = _overview_handles(styles, tables)
+    recs = list(recs) if recs is not None else [recommend(r) for r in results]
+    floors: dict[tuple[str, float], list[str]] = {}  # the threshold lines drawn: their keys
+    for like, rec in zip(tables, recs, strict=True):
+        if (like["accelerator_family"] == rec.family).any():
+            drawn = floors.setdefault((_floor_colour(styles, rec), rec.threshold), [])
+            drawn.extend([] if rec.family in drawn else [rec.family])
+    handles = _overview_handles(styles, tables, floors)
     # the legend's rows past the three the bottom margin holds: each adds its height there,
     # so a round of many families (v3.0's 11) does not write over the panels' x labels
     extra = LEGEND_ROW_IN * max(0, int(np.ceil(len(handles) / LEGEND_COLUMNS)) - 3)
@@ -221,14 +240,13 @@ def overview_like(
     fig = Figure(figsize=(width, height))
     axes = fig.subplots(rows, cols, sharex=True, squeeze=False)
     labels: dict[str, list[str]] = {}
-    recs = list(recs) if recs is not None else [recommend(r) for r in results]
     for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
         rec = recs[k]
         like = _recommended_last(like, rec.family)
         _points(ax, like, "normalized_efficiency", styles, f"points-{k}", labels)
         _cross_outliers(ax, like, "normalized_efficiency")
         ax.axhline(1.0, **REFERENCE_LINE)
-        _floor(ax, rec, like, styles.get(rec.family, ("#555555", ""))[0])
+        _floor(ax, rec, like, _floor_colour(styles, rec))
         _ring(ax, rec, like, "normalized_efficiency")
         _log_axes(ax, "")
         said = filled(": {:,} recommended", rec.accelerators)
@@ -283,7 +301,7 @@ def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = 
     _points(b, like, "normalized_efficiency", styles, "efficiency", labels)
     _cross_outliers(b, like, "normalized_efficiency")
     b.axhline(1.0, **REFERENCE_LINE)
-    _floor(b, rec, like, styles.get(rec.family, ("#555555", ""))[0])
+    _floor(b, rec, like, _floor_colour(styles, rec))
     _ring(b, rec, like, "normalized_efficiency")
     _log_axes(b)
     b.set_ylabel("E' (log scale)")

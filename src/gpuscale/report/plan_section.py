@@ -20,8 +20,8 @@ from gpuscale.planning.cache import fits_of
 from gpuscale.planning.records import Fits
 from gpuscale.planning.result import PlanError, plan_result
 from gpuscale.planning.systems import timed, unplanned
-from gpuscale.planning.terminal import thin_mark
-from gpuscale.quantities import number, number_range
+from gpuscale.planning.terminal import plan_interval, thin_mark
+from gpuscale.quantities import number
 from gpuscale.report.rounds_section import not_drawn
 from gpuscale.report.svg import FigureFiles
 from gpuscale.report.text_table import columns_text
@@ -78,7 +78,7 @@ def _rows(table: pd.DataFrame) -> list[dict[str, str]]:
         {
             SHOWN["accelerators"]: f"{int(r.accelerators):,}",
             SHOWN["time_to_train_min"]: texts["time_to_train_min"],
-            SHOWN["interval"]: number_range(r.time_to_train_min_low, r.time_to_train_min_high),
+            SHOWN["interval"]: plan_interval(r.time_to_train_min_low, r.time_to_train_min_high),
             SHOWN["global_batch"]: _fixed(r.global_batch, ",.0f"),
             SHOWN["throughput_efficiency"]: _fixed(r.throughput_efficiency, ".2f"),
             SHOWN["convergence_factor"]: texts["convergence_factor"],

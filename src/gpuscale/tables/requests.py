@@ -183,7 +183,7 @@ def single_option(*, what: str, help: str, names: tuple[str, ...], required: boo
     return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
 
 
-# The price of a device-hour (any currency; 0: a cluster already paid for) and a device's
+# The price of an accelerator-hour (any currency; 0: a cluster already paid for) and a device's
 # average power (W; a device drawing 0 W cannot run): one range each, whichever request
 # takes them (``refusals.check_ranges``).
 PRICE_RANGE: Range = (0, 1e9, False)
@@ -191,9 +191,11 @@ POWER_RANGE: Range = (0, 1e5, True)
 
 
 def price_option() -> float | None:
-    """The price of a device-hour, as every request that prices a run takes it."""
+    """The price of an accelerator-hour, as every request that prices a run takes it."""
     return option(
-        None, names=("--price",), help="Price per device-hour, any currency (without it, no cost)."
+        None,
+        names=("--price",),
+        help="Price per accelerator-hour, any currency (without it, no cost).",
     )
 
 

@@ -178,7 +178,7 @@ def deciding_line(advice: AdviceView) -> str:
     strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
     said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
-    said["slower"] = kind == "memory" and d.read.speedup_high < 1  # the fewest that hold it
+    said["slower"] = kind == "memory" and d.read.loses  # the fewest that hold it
     if kind == "withheld":  # the terms that move the count decide, not the table's cap
         ends = {r.accelerators for r in readings_apart(advice)}
         said["counts"] = joined(sorted(ends | {d.read.accelerators}), "or")

@@ -35,8 +35,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # Names the study and people use that are no prefix of a workload's own names (``_key``
-# already reads "DLRM DCNv2" and "r-gat" as dlrm_dcnv2 and rgat, ``RENAMED`` gnn as rgat).
-_ALIASES: dict[str, str] = {"llama2 lora": "llama2_70b_lora", "sd": "stable_diffusion"}
+# already reads "DLRM DCNv2" and "r-gat" as dlrm_dcnv2 and rgat, ``RENAMED`` gnn as rgat;
+# BERT-large is the model MLCommons' results tables name for bert).
+_ALIASES: dict[str, str] = {
+    "llama2 lora": "llama2_70b_lora",
+    "sd": "stable_diffusion",
+    "bert large": "bert",
+}
 
 
 # The Python call that gives another round's data, ``{round}`` its ``load_round('v4.0')``:

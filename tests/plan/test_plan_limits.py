@@ -168,6 +168,33 @@ def test_a_per_device_batch_beyond_any_result_is_flagged(sweep, measured) -> Non
     assert ("bert", "H100-SXM5-80GB", 2) in flagged
 
 
+def test_a_global_batch_beyond_any_result_is_flagged(sweep, measured) -> None:
+    """A walk: `plan -w llama2_70b_lora -a A100-SXM4-80GB -n 256,1024` assumed 256 and
+    1,024 samples a step (A100's one submission ran 8 times the workload's typical batch,
+    a ratio carried to every count), where no result ran over 128 and the convergence
+    references stop at 128: 65.1 min on 1,024, unflagged and picked, where at 128 the plan
+    gives 10.3. A row planned above the largest global batch any result of the workload
+    ran is flagged, naming its batch and that largest, and kept out of the picks; no
+    other row is."""
+    flagged = set()
+    sweeps = [*sweep, ("llama2_70b_lora", "A100-SXM4-80GB", None)]
+    for workload, family, table in sweeps:
+        if table is None:
+            table = plan(workload=workload, accelerator=family, devices=[64, 256, 1024])
+        most = measured.loc[measured["workload"] == workload, "global_batch_size"].max()
+        for _, row in table[table["time_to_train_min"].notna()].iterrows():
+            over = row["global_batch"] > most * (1 + 1e-9)
+            flags = row["flags"]
+            assert ("global batch above the data" in flags) == over, (workload, family, flags)
+            if over:
+                flagged.add((workload, family, int(row["accelerators"])))
+                assert f"{row['global_batch']:,} samples a step assumed" in flags
+                assert f"(at most {most:,.0f}: " in flags
+                assert not row["pareto"] and row["stops_paying"] == ""
+    assert {("llama2_70b_lora", "A100-SXM4-80GB", n) for n in (256, 1024)} <= flagged
+    assert ("llama2_70b_lora", "A100-SXM4-80GB", 64) not in flagged  # its own batch, 64
+
+
 def test_the_time_at_the_most_any_result_ran_is_the_plans_at_that_batch() -> None:
     """The flag's time is the plan's own at a global batch of the most per device times
     the count: at a point's own batch the same function gives the point's time, for every

@@ -17,7 +17,11 @@ a list of workloads.
   is no such thing); a per-device batch planned above the largest any system of the
   workload ran (the throughput the fit credits a larger per-device batch with is its
   line continued, and the memory check counts no activations: at 2 H100s BERT's batch
-  held from 4 is 479 a device, where no result ran over 256).
+  held from 4 is 479 a device, where no result ran over 256); a global batch planned
+  above the largest any system of the workload ran (the samples to converge there are
+  the convergence references' line continued: a family's ratio to the workload's typical
+  batch, carried from the counts it ran, made Llama2 70B LoRA's 1,024 samples a step on
+  1,024 A100s, where no result ran over 128).
 
 Each reason names no count of its own (the table holds them), so rows group by reason.
 A flagged row is kept out of the Pareto front and the "stops paying" picks.
@@ -35,6 +39,7 @@ from gpuscale.planning.predict import (
     log2_batch,
     minutes_at_batch,
     predict_point,
+    ran_batch,
     runnable_batch,
 )
 from gpuscale.planning.records import Facts, Fits, PlanRow, WorkloadFit
@@ -64,6 +69,10 @@ class Reach:
     # batch), and the (family, round) of the newest system that ran it, and how many did
     most_per_device: float = math.nan
     most_by: tuple[str, str, int] = ("", "", 0)
+    # the largest global batch of any system (samples; NaN: none said its batch), and the
+    # (family, round) of the newest system that ran it, and how many did
+    most_batch: float = math.nan
+    most_batch_by: tuple[str, str, int] = ("", "", 0)
 
 
 def reach(fit: WorkloadFit) -> Reach:
@@ -80,6 +89,13 @@ def reach(fit: WorkloadFit) -> Reach:
     # a per-device batch a float's rounding away from the most is the most (14 of unet3d)
     at_most = [(f, r) for per, f, r in ran if per >= most * (1 - FLOAT_SLACK)]
     family, newest = max(at_most, key=lambda p: (round_key(p[1]), p[0]), default=("", ""))
+    batches = [(float(s[5]), f, str(s[0])) for f, s in systems if ran_batch(s)]
+    largest = max((b for b, _, _ in batches), default=math.nan)
+    # whole samples, as run (13,888, not 13,887.99999999999)
+    if math.isfinite(largest) and abs(largest - round(largest)) <= largest * FLOAT_SLACK:
+        largest = float(round(largest))
+    at_largest = [(f, r) for b, f, r in batches if b >= largest * (1 - FLOAT_SLACK)]
+    by, by_round = max(at_largest, key=lambda p: (round_key(p[1]), p[0]), default=("", ""))
     return Reach(
         fit["workload"],
         min(counts),
@@ -87,6 +103,8 @@ def reach(fit: WorkloadFit) -> Reach:
         least,
         most,
         (family, newest, len(at_most)),
+        largest,
+        (by, by_round, len(at_largest)),
     )
 
 
@@ -259,4 +277,65 @@ def batch_flag(beyond: Facts | None, workload: str) -> str:
         f"is not known (activations are not counted): at {most} per accelerator, a global "
         f"batch of {beyond['global_batch']:,}, the plan gives "
         f"{format_minutes(beyond['time_to_train_min'])}"
+    )
+
+
+def global_batch_beyond(
+    fits: Fits, workload: str, point: PlanRow, data: Reach | None = None
+) -> Facts | None:
+    """Where ``point`` (``predict_point``) plans a global batch above the largest any
+    system of the workload ran (:class:`Reach`, beyond float rounding): its batch, that
+    largest (``most``, with the ``family`` and ``round`` of the newest system that ran it,
+    and how many ``results`` did), and the plan's ``global_batch`` and
+    ``time_to_train_min`` at a batch a user can run on the count within that largest
+    (``predict.runnable_batch``, else whole samples per device under it; None where
+    neither is: no time said); None where the batch is within what was run."""
+    fit = fits["workloads"][workload]
+    data = data or reach(fit)
+    n = int(point["accelerators"])
+    if not point["global_batch"] > data.most_batch * (1 + FLOAT_SLACK):  # NaN: none said
+        return None
+    batch: int | None = runnable_batch(data.most_batch, n, floor_per_device(fit), batch_grain(fit))
+    if batch > data.most_batch * (1 + FLOAT_SLACK):  # rounded up past it: whole per device
+        per = math.floor(data.most_batch / n * (1 + FLOAT_SLACK))
+        batch = n * per if per >= 1 and batch_grain(fit) == 1 else None
+    family, round_name, results = data.most_batch_by
+    return {
+        "global_batch_assumed": point["global_batch"],
+        "most": data.most_batch,
+        "family": family,
+        "round": round_name,
+        "results": results,
+        "global_batch": batch,
+        "time_to_train_min": (
+            minutes_at_batch(fits, workload, point, batch) if batch is not None else math.nan
+        ),
+    }
+
+
+def _samples(batch: float) -> str:
+    """A global batch as the table shows it: whole samples in full (13,888, never
+    13,900), else to :func:`number`'s digits."""
+    return f"{batch:,.0f}" if float(batch).is_integer() else number(batch)
+
+
+def global_batch_flag(beyond: Facts | None, workload: str) -> str:
+    """The flag of a count whose global batch is beyond the data
+    (:func:`global_batch_beyond`), else ""."""
+    if beyond is None:
+        return ""
+    others = beyond["results"] - 1
+    also = f", and {others:,} other result{'s' if others > 1 else ''}" if others else ""
+    at = ""
+    if beyond["global_batch"] is not None:
+        at = (
+            f": at a global batch of {beyond['global_batch']:,}, the plan gives "
+            f"{format_minutes(beyond['time_to_train_min'])}"
+        )
+    # no "; " inside: the plan's flags are joined by it
+    return (
+        f"global batch above the data: {_samples(beyond['global_batch_assumed'])} samples a "
+        f"step assumed, more than any result of {workload} ran (at most "
+        f"{_samples(beyond['most'])}: {beyond['family']} in {beyond['round']}{also}), where "
+        "the samples to converge are the convergence references' line continued" + at
     )

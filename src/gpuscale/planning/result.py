@@ -18,6 +18,8 @@ from gpuscale.planning.limits import (
     batch_flag,
     below_floor,
     far_flag,
+    global_batch_beyond,
+    global_batch_flag,
     reach,
     refusals,
     runnable_near,
@@ -183,11 +185,13 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     efficiency = {k: math.exp(base["log_y"] - points[k]["log_y"]) for k in timed}
     against = {k: superlinear_reference(fits, workload, family, int(n[k])) for k in timed}
     beyond = {k: batch_beyond(fits, workload, points[k], data) for k in timed}
+    above = {k: global_batch_beyond(fits, workload, points[k], data) for k in timed}
     flags = []
     for k in range(len(points)):
         said = [*refused[k], far_flag(int(n[k]), data)]
         said.append(superlinear_flag(against.get(k), family not in fit["families"]))
         said.append(batch_flag(beyond.get(k), workload))
+        said.append(global_batch_flag(above.get(k), workload))
         flags.append(([w for w in said if w], efficiency.get(k, math.nan)))
     # faster than linear against a smaller count asked: explained, or flagged unsupported
     verdicts = judged(fit, points, timed)

@@ -8,7 +8,13 @@ from __future__ import annotations
 import math
 from itertools import pairwise
 
-from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate, log2_batch
+from gpuscale.planning.predict import (
+    ANCHOR_PRIOR,
+    at_round,
+    convergence,
+    interpolate,
+    log2_batch,
+)
 from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit, counts_run
 from gpuscale.planning.throughput import more_than_shown
 from gpuscale.quantities import (
@@ -36,17 +42,31 @@ def _minutes(values: list[float]) -> str:
     return _min(low) if low == high else _min(low, high)
 
 
-def _level_since(own: FamilyFit, since: str, level_round: str) -> str:
-    """How far the fit moves the family's level from round ``since`` to the plan's."""
+def _level_since(fit: WorkloadFit, own: FamilyFit, since: str, batch: float) -> str:
+    """How far the fit moves the family's level from round ``since`` to the plan's, and,
+    where the plan's definition of the workload is not ``since``'s (another era: its
+    reference convergence points moved), how that moves a time at global batch ``batch``
+    (the era's level step and the samples to converge by each round's RCPs)."""
+    level_round = fit["round"]
     step = at_round(own["round_level"], level_round) - at_round(own["round_level"], since)
     change = math.exp(step) - 1
     how = "within 1% of its level"
     if abs(change) >= 0.005:
         how = f"{abs(change) * 100:.0f}% {'faster' if change < 0 else 'slower'} than"
-    return (
+    text = (
         f"the plan is at {level_round}'s level, where the fit puts the family {how} in "
         f"{since} (each round's step, fitted on all the family's results, is shrunk towards "
         "none by how many results support it)"
+    )
+    then, now = at_round(fit["era"], since), at_round(fit["era"], level_round)
+    if then == now:
+        return text
+    factor = math.exp(fit["era_level"][now] - fit["era_level"][then])
+    factor *= convergence(fit, batch, level_round) / convergence(fit, batch, since)
+    return text + (
+        f", and at {level_round}'s definition of {fit['workload']}, not {since}'s (their "
+        "reference convergence points differ), where its level step and samples to converge "
+        f"make a time at a global batch of {number(batch)} x{factor:.2f} of one at {since}'s"
     )
 
 
@@ -78,7 +98,7 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
             f"wider with its CPUs, software and submitter; outside: {cited}"
         )
         if own and since != fit["round"]:
-            text += "; " + _level_since(own, since, fit["round"])
+            text += "; " + _level_since(fit, own, since, r["global_batch"])
         out.append(text + ".")
     return out
 
@@ -242,7 +262,7 @@ def _why_outside(fit: WorkloadFit, family: str, row: PlanRow, cited: dict) -> st
             f"it is of {cited['round']}, older than the family's {newest[0][0]} "
             f"{noun_for(len(newest), 'result')} at this count "
             f"({_minutes([s[4] for s in newest])}), which the count's level is anchored on "
-            f"and the interval holds; {_level_since(own, cited['round'], fit['round'])}"
+            f"and the interval holds; {_level_since(fit, own, cited['round'], row['global_batch'])}"
         )
     return "one system's time at a count spreads wider with its CPUs, software and submitter"
 

@@ -4,7 +4,9 @@ another round name or an unwritable cache folder reads it afresh."""
 
 from __future__ import annotations
 
+import errno
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -150,6 +152,46 @@ def test_an_interrupted_write_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         cache.put(cache.key("x"), Interrupted())
     assert list((tmp_path / "tables").iterdir()) == []
+
+
+def test_a_flipped_bit_is_a_miss_not_a_wrong_number(tmp_path: Path) -> None:
+    # a damaged disk block may still unpickle: the value stored is checked, not trusted
+    cache = Cache(tmp_path / "tables")
+    key = cache.key("minutes")
+    cache.put(key, [5.116225, 3.619344])
+    entry = tmp_path / "tables" / f"{key}.pickle"
+    stored = bytearray(entry.read_bytes())
+    at = stored.index(struct.pack(">d", 5.116225))  # the first float, as pickle writes it
+    stored[at] ^= 0x01
+    entry.write_bytes(bytes(stored))
+    assert cache.get(key) is None
+    cache.put(key, [5.116225, 3.619344])  # computed again, stored again
+    assert cache.get(key) == [5.116225, 3.619344]
+
+
+def test_a_write_a_full_disk_refuses_at_close_leaves_no_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a small entry sits in the file's buffer until it is closed: ENOSPC comes then
+    class RefusedAtClose:
+        def __init__(self, fd: int, mode: str) -> None:
+            self.file = open(fd, mode)  # noqa: SIM115 (closed, then refused, by __exit__)
+
+        def write(self, data: bytes) -> int:
+            return self.file.write(data)
+
+        def __enter__(self) -> RefusedAtClose:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.file.close()
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(disk_cache, "open", RefusedAtClose, raising=False)
+    cache = Cache(tmp_path / "tables")
+    cache.put(cache.key("x"), "x")  # no cache, never an error
+    assert list((tmp_path / "tables").iterdir()) == []
+    assert cache.get(cache.key("x")) is None
 
 
 def test_a_folder_holding_a_dangling_link_is_kept(reads, tmp_path: Path) -> None:

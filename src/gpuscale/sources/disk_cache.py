@@ -8,10 +8,13 @@ installed ``gpuscale``: a raw round's tables depend on the data that names accel
 and workloads as much as on the code; and the versions of the libraries that read,
 score, draw and analyse: mlperf-logging's rules above all) and of the pickled inputs
 (the same tables pickle to the same bytes), so a changed log, option or line of code is
-a miss, never a stale figure. Entries are pickles written atomically; an entry that
-cannot be read is a miss, and a cache that cannot be written is no cache (the work is
-done all the same). At most ``Cache.most`` entries are kept (:data:`MAX_ENTRIES` unless
-said), the least recently used (read or written) dropped first.
+a miss, never a stale figure. Entries are pickles written atomically, each after the
+SHA-256 of its bytes; an entry that cannot be read or whose bytes no longer match it (a
+damaged disk block: one flipped bit in a pickled table is a wrong number, not an error)
+is a miss, and a cache that cannot be written is no cache (the work is done all the same,
+and no partial file is left). At most ``Cache.most`` entries are kept
+(:data:`MAX_ENTRIES` unless said), the least recently used (read or written) dropped
+first.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
+DIGEST_BYTES = 32  # an entry's SHA-256, before its pickle
 # the libraries that draw and analyse, and those a raw round is read and scored with:
 # mlperf-logging's rules of every round (a newer one checks and scores the same logs
 # otherwise), and the parsers of its logs and rule files
@@ -115,7 +119,11 @@ class Cache:
             return None
         entry = self.folder / f"{key}.pickle"
         try:
-            value = pickle.loads(entry.read_bytes())
+            stored = entry.read_bytes()
+            digest, payload = stored[:DIGEST_BYTES], memoryview(stored)[DIGEST_BYTES:]
+            if hashlib.sha256(payload).digest() != digest:
+                raise ValueError("its bytes do not match their SHA-256")
+            value = pickle.loads(payload)
         except FileNotFoundError:
             return None
         except Exception as exc:  # a damaged entry is a miss, rewritten after the work
@@ -132,13 +140,17 @@ class Cache:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".tmp", delete=False) as f:
-                try:
-                    f.write(pickle.dumps(value, protocol=5))
-                except BaseException:  # a full disk, Ctrl-C: no ~1 MB .tmp left behind
-                    os.unlink(f.name)
-                    raise
-            os.replace(f.name, self.folder / f"{key}.pickle")
+            payload = pickle.dumps(value, protocol=5)
+            fd, name = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            try:
+                with open(fd, "wb") as out:  # closing flushes: a full disk may refuse then
+                    out.write(hashlib.sha256(payload).digest())
+                    out.write(payload)
+                os.replace(name, self.folder / f"{key}.pickle")
+            except BaseException:  # a full disk, Ctrl-C: no .tmp left behind
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+                raise
             self._trim()
         except OSError as exc:
             log.info("cache %s not written (%s)", self.folder, exc)

@@ -172,6 +172,23 @@ def test_more_nvlinks_than_the_gpu_named_has_are_said_and_give_no_figure() -> No
     assert parse_topo_matrix(DGX1, "V100").problems == []
 
 
+def test_nvlink_in_a_matrix_of_a_gpu_without_nvlink_is_said_and_gives_no_figure() -> None:
+    """NV18 between 8 GPUs named L40S (no NVLink in the catalogue) is no NVLink 4 of an
+    H100: the generation is not read off the bundles, the problem names the GPUs, the
+    bundle and the part, and no preset or bandwidth is made of it; NV4 named RTX 3090 is
+    its bridge (48 GB/s), the same matrix named L4 (no NVLink) none."""
+    nvswitch = _matrix([["X" if i == j else "NV18" for j in range(8)] for i in range(8)])
+    l40s = parse_topo_matrix(nvswitch, "L40S")
+    (said,) = l40s.problems
+    assert "GPU0" in said and "GPU7" in said and "(NV18)" in said and "L40S" in said
+    assert (l40s.nvlink_generation, l40s.preset(), l40s.expected_busbw_gbs()) == (None,) * 3
+    bridge = _matrix([["X", "NV4"], ["NV4", "X"]])
+    rtx = parse_topo_matrix(bridge, "RTX 3090")
+    assert rtx.problems == [] and rtx.expected_busbw_gbs() == pytest.approx(48.0)
+    l4 = parse_topo_matrix(bridge, "L4")
+    assert l4.expected_busbw_gbs() is None and "(NV4)" in l4.problems[0]
+
+
 # NV4 between GPU0 and GPU1 only (PHB the rest), and between GPU0 and GPU2 only
 def _pair(pair: set[int]) -> str:
     return _matrix(

@@ -146,6 +146,20 @@ def test_where_the_ring_is_the_slowest_pair_the_sentence_is_as_before() -> None:
     )
 
 
+def test_a_matrix_cut_short_gives_no_figure_and_says_why_not_asking_for_gpu() -> None:
+    """The DGX H100 matrix cut after GPU0's row: NV18 tells NVLink 4 without --gpu, but
+    GPU1's row holds no cell, so its NVLinks are unknown; the sentence says that, not
+    --gpu (which cannot supply the missing row)."""
+    cut = H100_8.split("\nGPU1\t", 1)[0] + "\nGPU1\t\n"
+    for name in (None, "H100 SXM"):
+        topo = parse_topo_matrix(cut, name)
+        assert (topo.nvlink_generation, topo.expected_busbw_gbs()) == ("nvlink4", None)
+        assert any("0 of 8 GPU cells" in p for p in topo.problems)
+        assert link_sentence(topo, topo.to_dict()).endswith(
+            "unknown (a GPU's NVLinks are not in the matrix: see the warnings)"
+        )
+
+
 def test_the_verdict_and_the_advice_read_the_ring() -> None:
     topo = parse_topo_matrix(RING_4, A100)
     expected, words = expected_busbw({"device": "cuda"}, topo, None, 4, None)

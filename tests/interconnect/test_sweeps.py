@@ -64,6 +64,23 @@ def test_nvls_explains_no_peak_beyond_the_line_rate(tmp_path: Path, busbw, verdi
     assert ("ceiling, 788 GB/s" in v.sentence()) == (verdict == "suspicious")
 
 
+def test_a_sweep_of_one_rank_crossed_no_link_and_is_not_judged(tmp_path: Path) -> None:
+    """The worker run under torchrun on one GPU writes all-reduce busbw 0 (2(n-1)/n = 0):
+    no link was crossed, so neither a preset nor a topology judges it, and no cause is
+    named."""
+    path = write(tmp_path / "c.jsonl", {"a": [(1 << 20, 0.0), (1 << 30, 0.0)]}, n=1)
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    for kwargs in ({"preset": "nvlink4"}, {"topology": topo}):
+        (v,) = judge(read_sweeps(path), **kwargs)
+        assert (v.verdict, v.expected_busbw_gbs, v.ratio, v.causes) == (
+            NO_REFERENCE,
+            None,
+            None,
+            [],
+        )
+        assert "one rank: no link between devices was crossed" in v.sentence()
+
+
 def test_the_latest_sweep_is_judged_and_a_drop_reported(tmp_path: Path, golden) -> None:
     path = write(tmp_path / "c.jsonl", {"old": [(1 << 30, 360.0)], "new": [(1 << 30, 200.0)]})
     topo = nvml_topology(FakeNvml(hgx_h100()))

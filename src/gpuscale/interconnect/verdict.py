@@ -186,10 +186,13 @@ def judge(
         best = group.loc[group["busbw_gbs"].idxmax()]
         peak, size = float(best["busbw_gbs"]), int(best["size_bytes"])
         ranks = int(best["ranks"])
-        ring = sweep_ring(header, topology, preset, ranks, gpus)
-        expected, reference = expected_busbw(
-            header, topology, preset, ranks, nics_per_node, ring.gpus if ring else None
-        )
+        ring = sweep_ring(header, topology, preset, ranks, gpus) if ranks > 1 else None
+        expected: float | None = None
+        reference = _ONE_RANK  # the worker run alone on one device: nothing crossed a link
+        if ranks > 1:
+            expected, reference = expected_busbw(
+                header, topology, preset, ranks, nics_per_node, ring.gpus if ring else None
+            )
         # the links the ranks crossed: those between their GPUs, on one node
         local = topology.within(ring.gpus) if topology is not None and ring else topology
         ring = ring if expected is not None else None  # the figure is that ring's
@@ -247,6 +250,11 @@ def judge(
     return out
 
 
+# A sweep of one rank (the worker under torchrun on one device): no link to judge.
+_ONE_RANK = (
+    "one rank: no link between devices was crossed (all-reduce's busbw is 0 by nccl-tests' "
+    "2(n-1)/n; others time a local copy); run on 2 or more devices"
+)
 # A sweep across nodes below its expectation through the NICs: the NICs NCCL used first.
 _FEWER_NICS = (
     "fewer NICs in use than the {nics} a node expected, or slower ones than {preset} "

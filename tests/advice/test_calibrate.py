@@ -25,7 +25,7 @@ from gpuscale.bench.results import bench_table
 from gpuscale.cli import app
 from gpuscale.interconnect.measured import fit_link
 from gpuscale.interconnect.network import Link, Network
-from gpuscale.interconnect.records import read_collectives
+from gpuscale.interconnect.records import read_collectives, read_sweeps
 from gpuscale.tables.requests import NamedError
 
 from ..builders import bench_record, sweep_rows
@@ -93,6 +93,32 @@ def test_calibration_needs_an_all_reduce_sweep(tmp_path: Path) -> None:
     }
     path.write_text(json.dumps(record) + "\n")
     with pytest.raises(NamedError, match="all_reduce"):
+        read_collectives(path)
+
+
+@pytest.mark.parametrize(
+    "key, value, wanted",
+    [
+        ("time_us", "abc", "positive"),
+        ("time_us", -5.0, "positive"),
+        ("busbw_gbs", -1.0, "non-negative"),
+    ],
+)
+def test_a_result_row_holding_no_measurement_is_refused_by_line(
+    tmp_path, key, value, wanted
+) -> None:
+    """A result row whose number no sweep writes (text, a negative time or bandwidth) is
+    skipped on reading, said by file and line, and the advice refuses the file rather than
+    fit a curve on the rows left."""
+    path = sweep_file(tmp_path, 2.0, 100.0)
+    lines = path.read_text().splitlines()
+    lines[3] = json.dumps({**json.loads(lines[3]), key: value})
+    path.write_text("\n".join(lines) + "\n")
+    sweeps = read_sweeps(path)
+    assert len(sweeps.results) == 24 and len(sweeps.bad_rows) == 1
+    said = f":4: {key} {json.dumps(value)} is not a {wanted} number; skipped"
+    assert sweeps.bad_rows[0].endswith(said)
+    with pytest.raises(NamedError, match=f"coll.jsonl:4: {key} "):
         read_collectives(path)
 
 

@@ -146,6 +146,20 @@ def test_where_the_ring_is_the_slowest_pair_the_sentence_is_as_before() -> None:
     )
 
 
+def test_a_matrix_cut_short_gives_no_figure_and_says_why_not_asking_for_gpu() -> None:
+    """The DGX H100 matrix cut after GPU0's row: NV18 tells NVLink 4 without --gpu, but
+    GPU1's row holds no cell, so its NVLinks are unknown; the sentence says that, not
+    --gpu (which cannot supply the missing row)."""
+    cut = H100_8.split("\nGPU1\t", 1)[0] + "\nGPU1\t\n"
+    for name in (None, "H100 SXM"):
+        topo = parse_topo_matrix(cut, name)
+        assert (topo.nvlink_generation, topo.expected_busbw_gbs()) == ("nvlink4", None)
+        assert any("0 of 8 GPU cells" in p for p in topo.problems)
+        assert link_sentence(topo, topo.to_dict()).endswith(
+            "unknown (a GPU's NVLinks are not in the matrix: see the warnings)"
+        )
+
+
 def test_the_verdict_and_the_advice_read_the_ring() -> None:
     topo = parse_topo_matrix(RING_4, A100)
     expected, words = expected_busbw({"device": "cuda"}, topo, None, 4, None)
@@ -170,6 +184,23 @@ def test_more_nvlinks_than_the_gpu_named_has_are_said_and_give_no_figure() -> No
     ring = parse_topo_matrix(RING_4.replace("NV4", "NV6"), "V100")  # 12 NVLinks a GPU
     assert any("12 NVLinks each" in p for p in ring.problems)
     assert parse_topo_matrix(DGX1, "V100").problems == []
+
+
+def test_nvlink_in_a_matrix_of_a_gpu_without_nvlink_is_said_and_gives_no_figure() -> None:
+    """NV18 between 8 GPUs named L40S (no NVLink in the catalogue) is no NVLink 4 of an
+    H100: the generation is not read off the bundles, the problem names the GPUs, the
+    bundle and the part, and no preset or bandwidth is made of it; NV4 named RTX 3090 is
+    its bridge (48 GB/s), the same matrix named L4 (no NVLink) none."""
+    nvswitch = _matrix([["X" if i == j else "NV18" for j in range(8)] for i in range(8)])
+    l40s = parse_topo_matrix(nvswitch, "L40S")
+    (said,) = l40s.problems
+    assert "GPU0" in said and "GPU7" in said and "(NV18)" in said and "L40S" in said
+    assert (l40s.nvlink_generation, l40s.preset(), l40s.expected_busbw_gbs()) == (None,) * 3
+    bridge = _matrix([["X", "NV4"], ["NV4", "X"]])
+    rtx = parse_topo_matrix(bridge, "RTX 3090")
+    assert rtx.problems == [] and rtx.expected_busbw_gbs() == pytest.approx(48.0)
+    l4 = parse_topo_matrix(bridge, "L4")
+    assert l4.expected_busbw_gbs() is None and "(NV4)" in l4.problems[0]
 
 
 # NV4 between GPU0 and GPU1 only (PHB the rest), and between GPU0 and GPU2 only

@@ -53,6 +53,34 @@ def test_nvls_above_the_ring_figure_is_normal_on_nvswitch_hopper(tmp_path: Path)
     assert sweeps.problems and "not a JSON record" in sweeps.problems[0]
 
 
+@pytest.mark.parametrize("busbw, verdict", [(787.0, "normal"), (790.0, "suspicious")])
+def test_nvls_explains_no_peak_beyond_the_line_rate(tmp_path: Path, busbw, verdict) -> None:
+    """NVLink SHARP reduces in the switch, but each GPU still receives the whole result
+    over its NVLinks: algbw within the 450 GB/s line rate of an H100, busbw within 450 x
+    2 x 7/8 = 787.5 GB/s on 8. Beyond it is no NVLS, and says the ceiling."""
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    (v,) = judge(read_sweeps(write(tmp_path / "c.jsonl", {"a": [(1 << 30, busbw)]})), topology=topo)
+    assert v.verdict == verdict and v.ratio == pytest.approx(busbw / (18 * 20.6))
+    assert ("ceiling, 788 GB/s" in v.sentence()) == (verdict == "suspicious")
+
+
+def test_a_sweep_of_one_rank_crossed_no_link_and_is_not_judged(tmp_path: Path) -> None:
+    """The worker run under torchrun on one GPU writes all-reduce busbw 0 (2(n-1)/n = 0):
+    no link was crossed, so neither a preset nor a topology judges it, and no cause is
+    named."""
+    path = write(tmp_path / "c.jsonl", {"a": [(1 << 20, 0.0), (1 << 30, 0.0)]}, n=1)
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    for kwargs in ({"preset": "nvlink4"}, {"topology": topo}):
+        (v,) = judge(read_sweeps(path), **kwargs)
+        assert (v.verdict, v.expected_busbw_gbs, v.ratio, v.causes) == (
+            NO_REFERENCE,
+            None,
+            None,
+            [],
+        )
+        assert "one rank: no link between devices was crossed" in v.sentence()
+
+
 def test_the_latest_sweep_is_judged_and_a_drop_reported(tmp_path: Path, golden) -> None:
     path = write(tmp_path / "c.jsonl", {"old": [(1 << 30, 360.0)], "new": [(1 << 30, 200.0)]})
     topo = nvml_topology(FakeNvml(hgx_h100()))

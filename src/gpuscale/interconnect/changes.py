@@ -87,7 +87,7 @@ _CHANGE_WORDS = {
     "its noise): something changed ({c.suspects})",
     ChangeKind.NOISE: "{share:.0%} {way} than sweep {c.against} ({before} -> {now} GB/s), within "
     "the calls' own spread ({c.noise_share:.0%}, p50 to p99): noise, not a {drop_or_rise}",
-    ChangeKind.WITHIN: "within {drop:.0%} of the best earlier sweep ({c.against}: {before} GB/s)",
+    ChangeKind.WITHIN: "Within {drop:.0%} of the best earlier sweep ({c.against}: {before} GB/s)",
     ChangeKind.TOO_FEW_CALLS: "Not compared with earlier sweeps: {whose} {c.iters} timed calls "
     "per size are too few to tell a change from noise (--iters {min_iters} or more)",
 }

@@ -5,11 +5,14 @@ Each sweep is a ``sweep`` header row (id, time, ranks, backend, device, versions
 environment, topology, what NCCL said it chose) followed by its ``result`` rows (one per
 collective, size and placement). Files of the earlier ``gpuscale.collectives/1`` format
 (results without a sweep) are read as one sweep each run of rows. Lines that are not
-records are skipped and reported.
+records are skipped and reported, and so are result rows whose numbers cannot be
+measurements (text, a negative time: :func:`bad_number`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +41,8 @@ class Sweeps:
     problems: list[str] = field(default_factory=list)
     # the first line's schema ("" when it names none; None: no line): what the file holds
     first_schema: str | None = None
+    # of ``problems``, the result rows skipped for a number no measurement gives
+    bad_rows: list[str] = field(default_factory=list)
 
     @property
     def latest(self) -> str | None:
@@ -47,6 +52,32 @@ class Sweeps:
         """The results of one sweep (the latest when None)."""
         sweep_id = sweep_id or self.latest
         return self.results[self.results["sweep_id"] == sweep_id]
+
+
+# The numbers of a result row the curves, the verdict and the comparisons compute with:
+# positive where given (a size, ranks, a time), the bandwidths at least 0 (busbw is 0 on
+# one rank); another value (text, a negative time, NaN) is no measurement.
+_POSITIVE = ("size_bytes", "ranks", "time_us", "time_us_max", "time_us_p50", "time_us_p99")
+_AT_LEAST_0 = ("algbw_gbs", "busbw_gbs")
+
+
+def bad_number(record: dict[str, JSON]) -> str | None:
+    """Why a result row holds no measurement (its first number that cannot be one), None
+    where each is one."""
+    for key in (*_POSITIVE, *_AT_LEAST_0):
+        value = record.get(key)
+        if value is None:  # not measured (a size out of memory): no number to compute with
+            continue
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if (
+            number is None
+            or not math.isfinite(number)
+            or number < 0
+            or (number == 0 and key in _POSITIVE)
+        ):
+            wanted = "positive" if key in _POSITIVE else "non-negative"
+            return f"{key} {json.dumps(value)[:40]} is not a {wanted} number"
+    return None
 
 
 # The most a collectives file may hold: thousands of sweeps (a sweep is ~100 kB).
@@ -80,6 +111,9 @@ def read_sweeps(path: str | Path) -> Sweeps:
                 out.headers[str(record.get("sweep_id"))] = record
             elif kind == "nccl":
                 out.headers.setdefault(str(record.get("sweep_id")), {})["nccl"] = record.get("nccl")
+            elif kind == "result" and (bad := bad_number(record)):
+                out.bad_rows.append(f"{quoted_path(path)}:{number}: {bad}; skipped")
+                out.problems.append(out.bad_rows[-1])
             elif kind == "result":
                 rows.append(record)
             elif record.get("op") == "topology":  # version 1: ends a sweep
@@ -124,6 +158,14 @@ def read_collectives(path: Path) -> MeasuredCurves:
         ) from None
     except OSError as exc:
         raise ValueError(f"cannot read {quoted_path(path)}: {exc.strerror or exc}") from None
+    if sweeps.bad_rows:  # the curves would rest on the rows left: said, not guessed around
+        more = len(sweeps.bad_rows) - 1
+        raise NamedError(
+            sweeps.bad_rows[0].removesuffix("; skipped")
+            + (f" ({more} more result rows so)" if more else "")
+            + ": not a measurement as `gpuscale collectives` writes it; measure again, or "
+            "remove those rows"
+        )
     table = sweeps.results
     if table.empty:
         bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it

@@ -185,6 +185,8 @@ def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
     link, preset, bandwidth = str(ring), "no preset", "unknown (pass --gpu to name the GPU)"
     if any(g.model for g in topology.gpus):  # named: a figure the matrix cannot give
         bandwidth = "unknown (the matrix's links do not fit the GPU named: see the warnings)"
+    if ring == "NV" and topology.nvlinks_per_gpu() == 0:  # a GPU's row not read: no count
+        bandwidth = "unknown (a GPU's NVLinks are not in the matrix: see the warnings)"
     if ring == "NV":
         via = [
             str(g)

@@ -23,12 +23,11 @@ from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
-from gpuscale.hardware.device_names import Resolved, UnknownDevice, on_link, resolve
+from gpuscale.hardware.device_names import Resolved, UnknownDevice, lookup, on_link, resolve
 from gpuscale.hardware.links import (
     NVLINK,
     PRESETS,
     SHM_TYPICAL_GBS,
-    nvlink_for_gpu,
     pcie_busbw_gbs,
     pcie_preset,
 )
@@ -349,13 +348,16 @@ def infer_nvlink(
 ) -> tuple[str | None, bool]:
     """(NVLink generation, behind NVSwitch) from the bundles and a GPU name if given.
 
-    Without a name the bundle size tells the generation where only one fits: NV18 is
-    Hopper's NVLink 4, NV12 Ampere's NVLink 3, NV4 between two GPUs a GA102 bridge.
+    Without a name (or one the catalogue does not know) the bundle size tells the
+    generation where only one fits: NV18 is Hopper's NVLink 4, NV12 Ampere's NVLink 3, NV4
+    between two GPUs a GA102 bridge; a part named that has no NVLink (an RTX 4090, an
+    L40S) has none, whatever the bundles (:func:`_nvlink_not_on_part` says so).
     GPUs meet through NVSwitch when every pair shows the same bundle and the GPU could not
     have that many links to each peer directly."""
     bundles = [int(code[2:]) for code in links.values() if code.startswith("NV")]
-    generation = nvlink_for_gpu(gpu_name)
-    if generation is None and bundles:
+    part = lookup(gpu_name)
+    generation = part.nvlink if part is not None else None
+    if part is None and bundles:
         largest = max(bundles)
         generation = {18: "nvlink4", 12: "nvlink3"}.get(largest)
         if generation is None and largest == 4 and n_gpus == 2:
@@ -464,6 +466,7 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
         problems=[
             *matrix_problems(rows, header, gpu_names, links),
             *_beyond_generation(kept, [g.name for g in gpus], generation, switched),
+            *_nvlink_not_on_part(kept, [g.name for g in gpus], gpu_name),
         ],
     )
 
@@ -473,6 +476,26 @@ def nvlinks_of(links: dict[tuple[int, int], str], gpu: int, nvswitch: bool) -> i
     (the largest NV# it has), else the sum over its NVLink peers."""
     bundles = [int(code[2:]) for (a, _), code in links.items() if a == gpu and code[:2] == "NV"]
     return max(bundles, default=0) if nvswitch else sum(bundles)
+
+
+def _nvlink_not_on_part(
+    links: dict[tuple[int, int], str], names: list[str], gpu_name: str | None
+) -> list[str]:
+    """GPUs the matrix joins by NVLink where ``--gpu`` names a part that has none (an RTX
+    4090, an L40S, an MI300X): no figure of an NVLink generation applies, so the matrix or
+    the name is wrong."""
+    part = lookup(gpu_name)
+    if part is None or part.nvlink is not None:
+        return []
+    nv = {pair: code for pair, code in links.items() if code.startswith("NV")}
+    if not nv:
+        return []
+    joined = sorted({i for pair in nv for i in pair})
+    codes = sorted(set(nv.values()), key=lambda code: int(code[2:]))
+    return [
+        f"{', '.join(names[i] for i in joined)} share NVLink ({', '.join(codes)}), which the "
+        f"{part.name} does not have: the matrix or the GPU named is wrong"
+    ]
 
 
 def _beyond_generation(

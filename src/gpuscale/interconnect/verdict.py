@@ -6,7 +6,8 @@ a share of the expected figure (the ring of the GPUs a one-node sweep ran on,
 ``expected.sweep_ring``, or a named preset, see ``gpuscale.hardware.links``): at least 70%
 is **normal**, 35-70% **low**, below 35% **suspicious**, and more than 115% **suspicious**
 too unless NVLink SHARP explains it (an all-reduce through NVSwitch on Hopper or
-Blackwell: the switch reduces, so busbw exceeds the link; ~480 GB/s on 8 H100s). CPU
+Blackwell: the switch reduces, so busbw exceeds the link; ~480 GB/s on 8 H100s), up to
+:func:`nvls_ceiling_gbs` (the line rate x 2(n-1)/n: each GPU still receives the result). CPU
 processes have no reference, not even a preset asked for (a GPU-to-GPU link's or a
 network's: the verdict says which), and a sweep on one node is not judged against a
 network preset (no network was crossed); a sweep across nodes is, through its NICs as the
@@ -99,6 +100,16 @@ def _nvls_possible(topology: Topology | None, op: str) -> bool:
     )
 
 
+def nvls_ceiling_gbs(generation: str, ranks: int) -> float | None:
+    """The most all-reduce bus bandwidth (GB/s) NVLink SHARP can show on ``ranks`` GPUs:
+    even reduced in the switch, each GPU receives the whole result over its NVLinks, so
+    the algorithm bandwidth stays within their line rate per direction, and busbw is it
+    x 2(n-1)/n (787.5 GB/s on 8 H100s, which measure ~480); None where the generation's
+    line rate is not known."""
+    line = PRESETS[generation].line_rate_gbs if generation in PRESETS else None
+    return None if line is None else line * 2 * (ranks - 1) / ranks
+
+
 def _causes(topology: Topology | None, env: Mapping[str, str], nccl: JSON) -> list[str]:
     out = []
     if env.get("NCCL_P2P_DISABLE", "").strip() == "1":
@@ -175,18 +186,25 @@ def judge(
         best = group.loc[group["busbw_gbs"].idxmax()]
         peak, size = float(best["busbw_gbs"]), int(best["size_bytes"])
         ranks = int(best["ranks"])
-        ring = sweep_ring(header, topology, preset, ranks, gpus)
-        expected, reference = expected_busbw(
-            header, topology, preset, ranks, nics_per_node, ring.gpus if ring else None
-        )
+        ring = sweep_ring(header, topology, preset, ranks, gpus) if ranks > 1 else None
+        expected: float | None = None
+        reference = _ONE_RANK  # the worker run alone on one device: nothing crossed a link
+        if ranks > 1:
+            expected, reference = expected_busbw(
+                header, topology, preset, ranks, nics_per_node, ring.gpus if ring else None
+            )
         # the links the ranks crossed: those between their GPUs, on one node
         local = topology.within(ring.gpus) if topology is not None and ring else topology
         ring = ring if expected is not None else None  # the figure is that ring's
         ratio = peak / expected if expected else None
+        ceiling = None  # NVLink SHARP's most, where it may explain a peak above the figure
+        if topology is not None and _nvls_possible(topology, str(op)):
+            ceiling = nvls_ceiling_gbs(str(topology.nvlink_generation), ranks)
         if ratio is None:
             verdict = NO_REFERENCE
         elif ratio > 1.15:
-            verdict = NORMAL if _nvls_possible(topology, str(op)) else SUSPICIOUS
+            nvls = _nvls_possible(topology, str(op)) and (ceiling is None or peak <= ceiling)
+            verdict = NORMAL if nvls else SUSPICIOUS
         else:
             verdict = next((v for share, v in _SHARES if ratio >= share), SUSPICIOUS)
         causes = []
@@ -195,7 +213,13 @@ def judge(
             if nodes > 1 and preset and PRESETS[preset].kind == "network":
                 nics = nics_per_node or per_node(ranks, nodes)
                 causes.insert(0, _FEWER_NICS.format(nics=nics, preset=preset))
-            if ratio and ratio > 1.15:
+            if ratio and ratio > 1.15 and ceiling is not None:  # NVLS can show, not this
+                causes = [
+                    f"busbw above even NVLink SHARP's ceiling, {number(ceiling)} GB/s (the "
+                    "line rate x 2(n-1)/n): buffers too small to leave the cache, or a wrong "
+                    "GPU count"
+                ]
+            elif ratio and ratio > 1.15:
                 causes = [
                     "busbw above what the link carries: an in-network reduction (SHARP), "
                     "buffers too small to leave the cache, or a wrong GPU count"
@@ -226,6 +250,11 @@ def judge(
     return out
 
 
+# A sweep of one rank (the worker under torchrun on one device): no link to judge.
+_ONE_RANK = (
+    "one rank: no link between devices was crossed (all-reduce's busbw is 0 by nccl-tests' "
+    "2(n-1)/n; others time a local copy); run on 2 or more devices"
+)
 # A sweep across nodes below its expectation through the NICs: the NICs NCCL used first.
 _FEWER_NICS = (
     "fewer NICs in use than the {nics} a node expected, or slower ones than {preset} "

@@ -100,6 +100,25 @@ def test_far_counts_are_marked_extrapolated() -> None:
     assert widths[1] > widths[0]
 
 
+def test_a_plan_with_no_time_at_any_count_exits_1_after_saying_why() -> None:
+    """Every count beyond what the plan may say (100,000 devices) or below what ran
+    (GPT-3 on 1 and 2): each row says why, in every format, and the exit status tells a
+    script it got no time; one count with a time is an answer (0)."""
+    for ask in (
+        ["-w", "bert", "-a", "H100", "-n", "100000"],
+        ["-w", "gpt3", "-a", "H100", "-n", "1,2"],
+    ):
+        for fmt in ([], ["-f", "json"], ["-f", "csv"], ["--explain"]):
+            result = runner.invoke(app, ["plan", *ask, *fmt])
+            assert result.exit_code == 1, (ask, fmt, result.output)
+            assert "Traceback" not in result.output
+    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "H100", "-n", "100000", "-f", "json"])
+    (row,) = json.loads(result.stdout)["rows"]
+    assert row["time_to_train_min"] is None and row["accelerators"] == 100_000
+    answered = runner.invoke(app, ["plan", "-w", "bert", "-a", "H100", "-n", "8,100000"])
+    assert answered.exit_code == 0, answered.output
+
+
 def test_typos_get_suggestions_without_traceback(golden: Golden) -> None:
     result = runner.invoke(app, ["plan", "-w", "llama2_70b_lroa", "-a", "H100"])
     assert result.exit_code == 2 and "'llama2_70b_lora'" in result.output  # the closest

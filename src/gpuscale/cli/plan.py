@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typer
+
 from gpuscale.cli.common import Explain, FormatOption, app, load_tables
 from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, fail_on, out, print_json, print_records, say
@@ -29,8 +31,7 @@ def plan(
         result = plan_for(request, scores)
     if fmt is Format.json:  # the rows with the notes and the model they came from
         print_json(out, plan_document(result))
-        return
-    if fmt is Format.table and not explain:  # the answer: a short row per count
+    elif fmt is Format.table and not explain:  # the answer: a short row per count
         from gpuscale.planning.terminal import PLAN_DROP_ORDER, plan_answer
 
         records, said, title = plan_answer(result)
@@ -38,8 +39,10 @@ def plan(
         print_records(out, records, fmt, title=title, drop_order=PLAN_DROP_ORDER, rest=rest)
         say(said, wrap=True)
         say(result.read_as, stderr=True, wrap=True)  # how the names typed were read
-        return
-    records, said, title = plan_records(result, terminal=fmt is Format.table)
-    print_records(out, records, fmt, title=title)
-    say(said)
-    say(result.notes, stderr=True)  # law, family borrowed, extrapolation
+    else:
+        records, said, title = plan_records(result, terminal=fmt is Format.table)
+        print_records(out, records, fmt, title=title)
+        say(said)
+        say(result.notes, stderr=True)  # law, family borrowed, extrapolation
+    if not result.timed:  # no count planned: each row said why, exit 1
+        raise typer.Exit(1)

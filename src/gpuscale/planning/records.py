@@ -19,6 +19,7 @@ each is built; the names here say which record a function takes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypedDict
 
@@ -111,6 +112,14 @@ class PlanResult:
     read_as: tuple[str, ...] = ()
     # what the short answer says besides its rows: rounds pooled, a level borrowed
     said: tuple[str, ...] = ()
+
+    @property
+    def timed(self) -> bool:
+        """Whether any count has a time to train (each row without one says why)."""
+        return any(
+            isinstance(t := row.get("time_to_train_min"), float) and math.isfinite(t)
+            for row in self.rows
+        )
 
 
 def systems_of(family: FamilyFit | None) -> list[SystemEntry]:

@@ -103,6 +103,22 @@ def _fail(what: str, name: str, valid: list[str], offered: Iterable[str] = ()) -
     return UnknownNameError(said, typed=name, why=f"unknown {what}{hint}")
 
 
+# Characters of a shell pattern: a name holding one is refused, never read as the name
+# left without them (``H100*`` was read as H100 in silence, as if it meant every H100)
+_PATTERN = re.compile(r"[*?\[\]]")
+
+
+def _no_pattern(name: str, what: str, valid: Iterable[str]) -> None:
+    """Raises :class:`UnknownNameError` where ``name`` holds a pattern's characters: a
+    name is matched whole, never as a pattern."""
+    if _PATTERN.search(str(name)):
+        why = (
+            f"a pattern (*, ? or [...]) is not read: give one {what} by its name; valid: "
+            f"{', '.join(sorted(valid))}"
+        )
+        raise UnknownNameError(f"{clipped(str(name))!r}: {why}", typed=name, why=why)
+
+
 def resolve_workloads(
     names: Iterable[str],
     available: Iterable[str] | None = None,
@@ -127,6 +143,7 @@ def resolve_workloads(
     valid = sorted(folders)
     out: list[str] = []
     for raw in names:
+        _no_pattern(raw, "benchmark", valid)
         key = _key(raw)
         if key == "study":
             found = [w for w in STUDY_WORKLOADS if w in folders]
@@ -270,6 +287,7 @@ def resolve_family(
         products_read_as,
     )
 
+    _no_pattern(name, "accelerator family", valid)
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:
         return exact[0], ""

@@ -246,3 +246,40 @@ def test_minutes_past_ten_thousand_are_written_whole_never_with_an_exponent() ->
         low, high = re.search(r"([\d,.]+)-([\d,.]+)", line).groups()
         for said, value in ((low, r["time_to_train_min_low"]), (high, r["time_to_train_min_high"])):
             assert float(said.replace(",", "")) == float(f"{value:.4g}")
+
+
+def test_a_count_below_the_familys_counts_is_called_below_not_beyond() -> None:
+    """BERT on H100 ran 4 to 3,472: 3 was called "beyond measured", as 4,096 is; a count
+    under the family's smallest is below it, on the table, in --explain and in the notes."""
+    ask = ["plan", "-w", "bert", "-a", "H100", "-n", "3,8,4096"]
+    result = runner.invoke(app, ask)
+    assert result.exit_code == 0, result.output
+    words = {
+        int(m[1].replace(",", "")): m[2].strip()
+        for m in re.finditer(r"│\s+([\d,]+) │.*│ (\w+ ?\w*)\s+│\n", result.stdout)
+    }
+    assert words == {3: "below measured", 8: "measured", 4096: "beyond measured"}, result.stdout
+    explained = runner.invoke(app, [*ask, "--explain"]).output
+    assert "ii_out (below measured)" in explained and "ii_out (beyond measured)" in explained
+    assert "not measured, below the family's counts (class ii): 3 (" in explained
+    assert "not measured, beyond the family's counts (class ii): 4,096 (" in explained
+
+
+def test_a_name_with_pattern_characters_is_refused_not_read_as_the_name_without_them() -> None:
+    """`-a "H100*"` planned H100-SXM5-80GB in silence, as if the star were not typed."""
+    for option, name in (("-a", "H100*"), ("-a", "H10?"), ("-w", "bert*")):
+        ask = {"-w": "bert", "-a": "H100", "-n": "8"} | {option: name}
+        result = runner.invoke(app, ["plan", *[x for kv in ask.items() for x in kv]])
+        assert result.exit_code == 2, result.output
+        assert f"{name}: a pattern (*, ? or [...]) is not read" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_a_workload_of_other_numbers_is_offered_no_name() -> None:
+    """`-w llama3_8b` was offered llama31_405b, another model (two of its numbers
+    changed); a digit off is still offered (`gpt33`: gpt3)."""
+    result = runner.invoke(app, ["plan", "-w", "llama3_8b", "-a", "H100"])
+    assert result.exit_code == 2 and "unknown benchmark; valid: " in result.output
+    assert "did you mean" not in result.output
+    result = runner.invoke(app, ["plan", "-w", "gpt33", "-a", "H100"])
+    assert result.exit_code == 2 and "(did you mean 'gpt3'?)" in result.output

@@ -32,9 +32,12 @@ the workload's newest), with ``x = log2 N``:
   and ``g`` the widening for what the level rests on (:func:`evidence_factor`; between
   and beyond the counts never narrower than at them; class (iii): the workloads the
   family's speed rests on, :func:`transfer_factor`),
-  widened at a count the family ran to hold its own newest results there
-  (:func:`own_results`: one system's time at a count spreads with its CPUs, software and
-  submitter, and the plan's interval never excludes a result it cites).
+  widened at a count the family ran to hold its own newest results there, each at the
+  plan's definition of the workload (:func:`own_results`, :func:`definition_factor`: one
+  system's time at a count spreads with its CPUs, software and submitter, and the plan's
+  interval never excludes a result it cites; a result of another definition is held as
+  that definition moves it, not as it ran: Stable Diffusion v3.1's 20.21 min on Gaudi2 at
+  64 is about 10.0 at v5.0's).
 """
 
 from __future__ import annotations
@@ -288,6 +291,31 @@ def own_results(family: FamilyFit | None, n: int) -> list[SystemEntry]:
     return [s for s in family["systems"] if int(s[3]) == n and s[0] == newest]
 
 
+def definition_factor(
+    workload: WorkloadFit, since: str, batch: float, round_name: str | None = None
+) -> float:
+    """How the definition of the workload at ``round_name`` (default: the fit's round, the
+    plan's) moves a time at global batch ``batch`` against round ``since``'s: the era's
+    level step times the samples to converge by each round's RCPs (``C(B)``); 1 where
+    both rounds are of one era (one definition)."""
+    r = round_name or workload["round"]
+    then, now = at_round(workload["era"], since), at_round(workload["era"], r)
+    if then == now:
+        return 1.0
+    step = math.exp(workload["era_level"][now] - workload["era_level"][then])
+    return step * convergence(workload, batch, r) / convergence(workload, batch, since)
+
+
+def at_definition(
+    workload: WorkloadFit, entry: SystemEntry, batch: float, round_name: str | None = None
+) -> float:
+    """A result's minutes at the plan's definition of the workload
+    (:func:`definition_factor`, at the result's own global batch where it said one, else
+    ``batch``)."""
+    own = float(entry[5]) if ran_batch(entry) else batch
+    return float(entry[4]) * definition_factor(workload, entry[0], own, round_name)
+
+
 def submitted_batch(held: list[SystemEntry]) -> int | None:
     """The global batch of the family's newest results at a count (:func:`own_results`):
     where they ran several, the most common, and among equally common ones the fastest
@@ -402,21 +430,26 @@ def predict_point(
     half = base * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
     low, high = minutes * math.exp(-half), minutes * math.exp(half)
+    # the family's own newest results here at the plan's definition of the workload
+    converted = [at_definition(workload, s, batch, r) for s in held]
     return {
         "accelerators": n,
         "time_to_train_min": minutes,
         # the calibrated interval, widened to hold the family's own newest results here
-        "time_to_train_min_low": min([low, *(s[4] for s in held)]),
-        "time_to_train_min_high": max([high, *(s[4] for s in held)]),
+        "time_to_train_min_low": min([low, *converted]),
+        "time_to_train_min_high": max([high, *converted]),
         "calibrated_low": low,
         "calibrated_high": high,
         "own_results": held,
+        "own_converted": converted,
         "global_batch": batch,
         "assumed_batch": assumed,  # before rounding to a runnable batch
         "expected_to_converge": expected,
         "batch_per_accelerator": batch / n,
         "count_class": kind,
         "octaves_outside": octaves,
+        # outside the family's measured counts below them (class ii_out: below, not beyond)
+        "below_counts": kind == "ii_out" and n < min(int(c) for c in family["counts"]),
         "half_width": half,
         "evidence": rests_on,  # the results the family's level rests on
         # the interval's widening for them (over the class's calibrated half-width)

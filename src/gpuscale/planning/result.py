@@ -132,6 +132,7 @@ UNTIMED: dict[str, object] = dict.fromkeys(TIMES, math.nan) | {
     "expected_to_converge": math.nan,
     "convergence_factor": math.nan,
     "faster_fewer": None,
+    "slower_more": None,
 }
 
 
@@ -146,6 +147,20 @@ def faster_fewer(
     if not fewer:
         return None
     entry = min(fewer, key=lambda e: e[4])
+    return entry, predict_point(fits, workload, family, int(entry[3]))["time_to_train_min"]
+
+
+def slower_more(
+    fits: Fits, workload: str, family: str, n: int, minutes: float
+) -> tuple[SystemEntry, float] | None:
+    """``(entry, plan there)``: the slowest result of ``family`` on more than ``n`` devices
+    (any round) that ran slower than ``minutes``, the time planned at ``n``, and the plan at
+    that result's count; None where none did (the mirror of :func:`faster_fewer`)."""
+    own = fits["workloads"][workload]["families"].get(family)
+    more = [e for e in systems_of(own) if int(e[3]) > n and e[4] > minutes]
+    if not more:
+        return None
+    entry = max(more, key=lambda e: e[4])
     return entry, predict_point(fits, workload, family, int(entry[3]))["time_to_train_min"]
 
 
@@ -222,6 +237,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
             "convergence_factor": base["convergence"] / p["convergence"],
             # a result of the family on fewer devices that ran faster than this plan
             "faster_fewer": faster_fewer(fits, workload, family, int(n[k]), p["time_to_train_min"]),
+            # a result of the family on more devices that ran slower than this plan
+            "slower_more": slower_more(fits, workload, family, int(n[k]), p["time_to_train_min"]),
         }
 
     rows = []
@@ -259,6 +276,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
                 # the per-device batch above the most any system ran (limits.batch_beyond)
                 "batch_beyond": beyond.get(k),
                 "faster_fewer": at["faster_fewer"],
+                "slower_more": at["slower_more"],
             }
         )
     return rows

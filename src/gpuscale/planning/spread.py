@@ -1,6 +1,9 @@
 """Sentences where a plan's own rows would puzzle a reader, each computed from the rows
 and the fits: a count whose calibrated interval excluded the family's own results there
-(the interval is widened to hold them; say which, and what the planned time is), and a
+(the interval is widened to hold them, each as the plan's definition of the workload
+moves it; say which, and what the planned time is), a cited result outside a count's
+interval or a count planned slower than fewer devices ran, or faster than more ran (say
+why: an older round, another definition of the workload, the family's level), and a
 global batch that falls as the count grows (say where it comes from)."""
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from itertools import pairwise
 
 from gpuscale.planning.predict import (
     ANCHOR_PRIOR,
+    at_definition,
     at_round,
-    convergence,
+    definition_factor,
     interpolate,
     log2_batch,
 )
@@ -42,11 +46,23 @@ def _minutes(values: list[float]) -> str:
     return _min(low) if low == high else _min(low, high)
 
 
-def _level_since(fit: WorkloadFit, own: FamilyFit, since: str, batch: float) -> str:
+def _definition(fit: WorkloadFit, since: str) -> str:
+    """``v5.0's definition of stable_diffusion (not v3.1's: their reference convergence
+    points differ)``: the plan's, against a result of round ``since``."""
+    return (
+        f"{fit['round']}'s definition of {fit['workload']} (not {since}'s: their reference "
+        "convergence points differ)"
+    )
+
+
+def _level_since(
+    fit: WorkloadFit, own: FamilyFit, since: str, batch: float, *, definition: bool = True
+) -> str:
     """How far the fit moves the family's level from round ``since`` to the plan's, and,
     where the plan's definition of the workload is not ``since``'s (another era: its
-    reference convergence points moved), how that moves a time at global batch ``batch``
-    (the era's level step and the samples to converge by each round's RCPs)."""
+    reference convergence points moved) and ``definition``, how that moves a time at
+    global batch ``batch`` (the era's level step and the samples to converge by each
+    round's RCPs: ``predict.definition_factor``)."""
     level_round = fit["round"]
     step = at_round(own["round_level"], level_round) - at_round(own["round_level"], since)
     change = math.exp(step) - 1
@@ -58,39 +74,59 @@ def _level_since(fit: WorkloadFit, own: FamilyFit, since: str, batch: float) -> 
         f"{since} (each round's step, fitted on all the family's results, is shrunk towards "
         "none by how many results support it)"
     )
-    then, now = at_round(fit["era"], since), at_round(fit["era"], level_round)
-    if then == now:
+    if not definition or at_round(fit["era"], since) == at_round(fit["era"], level_round):
         return text
-    factor = math.exp(fit["era_level"][now] - fit["era_level"][then])
-    factor *= convergence(fit, batch, level_round) / convergence(fit, batch, since)
+    factor = definition_factor(fit, since, batch)
     return text + (
-        f", and at {level_round}'s definition of {fit['workload']}, not {since}'s (their "
-        "reference convergence points differ), where its level step and samples to converge "
-        f"make a time at a global batch of {number(batch)} x{factor:.2f} of one at {since}'s"
+        f", and at {_definition(fit, since)}, where its level step and samples to converge "
+        f"make a time at a global batch of {number(batch)} x{factor:.3f} of one at {since}'s"
     )
+
+
+def _converted(held: list, converted: list[float], at: str) -> str:
+    """``x0.495 at v5.0's definition ...: 10.00 min``: how the plan's definition (``at``)
+    moves the results ``held`` (their minutes ``converted`` to it), one factor, or the
+    range of them."""
+    factors = sorted({f"{c / float(s[4]):.3f}" for s, c in zip(held, converted, strict=True)})
+    factor = factors[0] if len(factors) == 1 else f"{factors[0]}-{factors[-1]}"
+    return f"x{factor} at {at}: {_minutes(converted)}"
 
 
 def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """One sentence per count whose calibrated interval excluded one of the family's own
-    newest results there (``own_results``: the interval now holds them)."""
+    newest results there (``own_results``: the interval now holds them), each at the plan's
+    definition of the workload (``own_converted``): a result of another definition is
+    said as it ran and as that definition moves it."""
     own = fit["families"].get(family)
     out = []
     for r in rows:
         held = r.get("own_results") or []
         if not held or not math.isfinite(r["time_to_train_min"]):
             continue
+        converted = r.get("own_converted") or [float(s[4]) for s in held]
         low, high = r["calibrated_low"], r["calibrated_high"]
-        outside = sorted((s for s in held if not low <= s[4] <= high), key=lambda s: s[4])
+        outside = sorted(
+            (p for p in zip(held, converted, strict=True) if not low <= p[1] <= high),
+            key=lambda p: p[1],
+        )
         if not outside:
             continue
         n, k, since = int(r["accelerators"]), len(held), held[0][0]
-        cited = joined(f"{s[0]} {named(s[1], s[2])} ({_min(s[4])})" for s in outside[:3])
+        moved = definition_moves(fit, since)
+        cited = joined(
+            f"{s[0]} {named(s[1], s[2])} ({_min(s[4])}"
+            + (f"; {_min(c)} at {fit['round']}'s" if moved else "")
+            + ")"
+            for s, c in outside[:3]
+        )
         what = agreeing(k, "own result", f"{k} own results")
         them = agreeing(k, "it", "them")
+        ran = _minutes([s[4] for s in held])
+        if moved:
+            ran += f", {_converted(held, converted, at=_definition(fit, since))}"
         text = (
-            f"At {n:,}, {family}'s {what} of {since} there ran "
-            f"{_minutes([s[4] for s in held])}, outside the calibrated interval "
-            f"{_min(low, high)}, so the interval is widened to "
+            f"At {n:,}, {family}'s {what} of {since} there ran {ran}, outside the "
+            f"calibrated interval {_min(low, high)}, so the interval is widened to "
             f"{_min(r['time_to_train_min_low'], r['time_to_train_min_high'])} to "
             f"hold {them}: the planned {_min(r['time_to_train_min'])} is the family's "
             f"level there (the model's line moved {k}/{k + ANCHOR_PRIOR:g} of the way to "
@@ -98,9 +134,15 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
             f"wider with its CPUs, software and submitter; outside: {cited}"
         )
         if own and since != fit["round"]:
-            text += "; " + _level_since(fit, own, since, r["global_batch"])
+            text += "; " + _level_since(fit, own, since, r["global_batch"], definition=False)
         out.append(text + ".")
     return out
+
+
+def definition_moves(fit: WorkloadFit, since: str) -> bool:
+    """Whether round ``since``'s definition of the workload is not the plan's (another
+    era: its reference convergence points moved)."""
+    return at_round(fit["era"], since) != at_round(fit["era"], fit["round"])
 
 
 def _typical(fit: WorkloadFit, n: float) -> float:
@@ -254,17 +296,41 @@ def _fall(a: PlanRow, b: PlanRow) -> str:
 
 
 def _why_outside(fit: WorkloadFit, family: str, row: PlanRow, cited: dict) -> str:
-    """Why a result the plan cites at its own count lies outside the count's interval."""
+    """Why a result the plan cites at its own count lies outside the count's interval: an
+    older round, another definition of the workload (the interval holds the result as the
+    plan's definition moves it), or one system's spread."""
     own = fit["families"].get(family)
     newest = row.get("own_results") or []
     if newest and cited["round"] != newest[0][0]:
+        holds = "holds"
+        if definition_moves(fit, newest[0][0]):
+            holds = f"holds at {fit['round']}'s definition"
         return (
             f"it is of {cited['round']}, older than the family's {newest[0][0]} "
             f"{noun_for(len(newest), 'result')} at this count "
             f"({_minutes([s[4] for s in newest])}), which the count's level is anchored on "
-            f"and the interval holds; {_level_since(fit, own, cited['round'], row['global_batch'])}"
+            f"and the interval {holds}; "
+            f"{_level_since(fit, own, cited['round'], row['global_batch'])}"
+        )
+    same = [
+        (s, c)
+        for s, c in zip(newest, row.get("own_converted") or [], strict=True)
+        if (s[1], s[2], round(float(s[4]), 3)) == cited_key(cited)
+    ]
+    if same and definition_moves(fit, cited["round"]):
+        at = f"{fit['round']}'s (their reference convergence points differ)"
+        return (
+            f"it ran at {cited['round']}'s definition of {fit['workload']}: "
+            f"{_converted([s for s, _ in same], [c for _, c in same], at)}, which the "
+            f"interval holds; {_level_since(fit, own, cited['round'], 0, definition=False)}"
         )
     return "one system's time at a count spreads wider with its CPUs, software and submitter"
+
+
+def cited_key(cited: dict) -> tuple[str, str, float]:
+    """(submitter, system, minutes to 3 decimals) of a result a count leans on, as its
+    systems entry gives them."""
+    return cited["submitter"], cited["system"], round(float(cited["time_to_train_min"]), 3)
 
 
 def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
@@ -294,30 +360,11 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
                 f"({_min(s['time_to_train_min'])}), outside the interval "
                 f"{_min(low, high)}: {_why_outside(fit, family, r, s)}."
             )
-        faster = r.get("faster_fewer")
-        if not faster:
-            continue
-        entry, planned = faster
-        m, ran = int(entry[3]), float(entry[4])
-        text = (
-            f"At {n:,} the planned {_min(r['time_to_train_min'])} is slower than "
-            f"{family} ran on {counted(m, 'device')} ({entry[0]} {named(entry[1], entry[2])}, "
-            f"{_min(ran)}): "
-        )
-        if planned > r["time_to_train_min"]:
-            text += (
-                f"that result is {100 * (1 - ran / planned):.0f}% faster than the plan at "
-                f"{m:,} ({_min(planned)}), the family's level there with its other "
-                f"results and the shared shape; the plan at {n:,} follows that level, not "
-                "the one result"
-            )
-        else:
-            text += (
-                f"the plan at {m:,} is {_min(planned)}, faster than at {n:,} too: the "
-                f"model's line gives no speed-up from {m:,} to {n:,} (more devices are "
-                "planned slower, a count not worth buying)"
-            )
-        out.append(text + ".")
+        out += [
+            _against_note(fit, family, r, *pair, fewer=fewer)
+            for fewer, pair in ((True, r.get("faster_fewer")), (False, r.get("slower_more")))
+            if pair
+        ]
     if others:
         families = sorted({f for fs in others.values() for f in fs})
         out.insert(
@@ -328,6 +375,48 @@ def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
             f"{fit['workload']}, so they show what ran there, not its level.",
         )
     return out
+
+
+def _against_note(
+    fit: WorkloadFit, family: str, row: PlanRow, entry: list, planned: float, *, fewer: bool
+) -> str:
+    """Why the plan at ``row``'s count is slower than the family ran on fewer devices
+    (``fewer``: ``result.faster_fewer``) or faster than it ran on more
+    (``result.slower_more``): the result's definition of the workload, where it is not the
+    plan's (the plan's definition moves it: ``predict.definition_factor``), then the plan
+    at the result's count (``planned``) against the result and against the plan at ``n``."""
+    n, m, ran = int(row["accelerators"]), int(entry[3]), float(entry[4])
+    minutes = row["time_to_train_min"]
+    text = (
+        f"At {n:,} the planned {_min(minutes)} is {'slower' if fewer else 'faster'} than "
+        f"{family} ran on {counted(m, 'device')} ({entry[0]} {named(entry[1], entry[2])}, "
+        f"{_min(ran)}): "
+    )
+    if definition_moves(fit, entry[0]):
+        converted = at_definition(fit, entry, row["global_batch"])
+        at = f"{fit['round']}'s (their reference convergence points differ)"
+        text += (
+            f"that result ran at {entry[0]}'s definition of {fit['workload']}: "
+            f"{_converted([entry], [converted], at)}, "
+        )
+        if (converted >= minutes) if fewer else (converted <= minutes):
+            return text + f"{'no faster' if fewer else 'no slower'} than the plan at {n:,}."
+        text += f"still {'faster' if fewer else 'slower'}; "
+        ran = converted
+    gap = 1 - ran / planned if fewer else ran / planned - 1
+    if (planned > minutes) if fewer else (planned < minutes):
+        return text + (
+            f"that result is {100 * gap:.0f}% {'faster' if fewer else 'slower'} than the "
+            f"plan at {m:,} "
+            f"({_min(planned)}), the family's level there with its other results and the "
+            f"shared shape; the plan at {n:,} follows that level, not the one result."
+        )
+    low, high = (m, n) if fewer else (n, m)
+    return text + (
+        f"the plan at {m:,} is {_min(planned)}, {'faster' if fewer else 'slower'} than at "
+        f"{n:,} too: the model's line gives no speed-up from {low:,} to {high:,} (more "
+        "devices are planned slower, a count not worth buying)."
+    )
 
 
 def evidence_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:

@@ -27,6 +27,17 @@ COUNT_WORDS = {
     "ii_out": "beyond measured",
     "iii": "workload never run",
 }
+BELOW_WORDS = "below measured"  # class ii_out below the family's counts, not beyond them
+
+
+def count_words(row: PlanRow) -> str:
+    """The row's ``count_class`` in words (:data:`COUNT_WORDS`; a count outside the family's
+    counts below them: :data:`BELOW_WORDS`)."""
+    if row.get("below_counts"):
+        return BELOW_WORDS
+    return COUNT_WORDS.get(row["count_class"], row["count_class"])
+
+
 # ``stops_paying`` as both terminal views name it: the answer's "not shown, for width"
 # points to --explain, which must hold it under the same name
 PICKED_BY = "picked by"
@@ -60,7 +71,7 @@ def _shown(row: PlanRow) -> PlanRow:
         "cost": row["cost"],
         "energy kWh": row["energy_kwh"],
         "global batch": row["global_batch"],
-        "this count": COUNT_WORDS.get(row["count_class"], row["count_class"]),
+        "this count": count_words(row),
         PICKED_BY: row["stops_paying"],  # the criteria whose last paying count it is
         # one submission or one submitter (whose): one software stack
         "rests on": thin_mark(row["rests_on"], row["rests_on_submitter"], row["rests_on_outlier"]),
@@ -188,7 +199,7 @@ def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], 
         )
     named = {c: PICKED_BY if c == "stops_paying" else c for c in PLAN_SHOWN}
     shown = [{named[c]: row[c] for c in PLAN_SHOWN} for row in rows]
-    for row in shown:  # the class's code (docs/plan.md's) with the answer's words for it
+    for row, full in zip(shown, result.rows, strict=True):  # the code with its words
         code = row["count_class"]
-        row["count_class"] = f"{code} ({COUNT_WORDS[code]})" if code in COUNT_WORDS else code
+        row["count_class"] = f"{code} ({count_words(full)})" if code in COUNT_WORDS else code
     return shown, said, title

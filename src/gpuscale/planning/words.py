@@ -50,6 +50,9 @@ CLASS_WORDS = {
     "ii_out": "not measured, beyond the family's counts (class ii)",
     "iii": "on a workload the family never ran (class iii)",
 }
+# (class, below the family's counts) in the order the notes say them: a count of class
+# ii_out below the family's counts is said apart from those beyond them
+CLASS_ORDER = [("i", False), ("ii_in", False), ("ii_out", True), ("ii_out", False), ("iii", False)]
 SHORT = {
     "i": "at counts measured before",
     "ii_in": "between them",
@@ -337,15 +340,19 @@ def class_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]
     """Which counts are in which class, and what a count beyond the family's rests on."""
     out = []
     own = fit["families"].get(family)
-    for kind, words in CLASS_WORDS.items():
-        counts = [int(r["accelerators"]) for r in rows if r["count_class"] == kind]
+    for kind, below in CLASS_ORDER:
+        mine = [
+            r for r in rows if r["count_class"] == kind and bool(r.get("below_counts")) == below
+        ]
+        counts = [int(r["accelerators"]) for r in mine]
         if not counts:
             continue
+        words = CLASS_WORDS[kind].replace("beyond", "below") if below else CLASS_WORDS[kind]
         text = f"{counted(len(counts), 'count')} {words}: {_counts(counts)}"
         if kind in ("ii_in", "ii_out") and own:
             ran = counts_run(own)
             text += f" ({family} ran {_counts(ran)})"
-        timed = [r for r in rows if r["count_class"] == kind and _timed(r)]
+        timed = [r for r in mine if _timed(r)]
         if kind in ("ii_out", "iii") and timed:
             text += "; " + _shape_support(fit, timed)
         out.append(text + ".")
@@ -525,7 +532,8 @@ def interval_notes(intervals: Facts, rows: list[PlanRow], rounds: list[str] = ()
         why = {
             "i": measured,
             "ii_in": "no system of the family ran this count",
-            "ii_out": f"{r['octaves_outside']:.1f} octaves beyond the counts the family ran",
+            "ii_out": f"{r['octaves_outside']:.1f} octaves "
+            f"{'below' if r.get('below_counts') else 'beyond'} the counts the family ran",
             "iii": "the family never ran the workload: its level is borrowed",
         }[r["count_class"]]
         out.append(

@@ -30,11 +30,33 @@ def _number_shape(name: str) -> tuple[int, ...]:
     return tuple(len(n) for n in re.findall(r"\d+", name))
 
 
+def _digits_apart(a: str, b: str) -> int:
+    """How many digits one edit at a time (added, dropped or changed) turn the digits
+    ``a`` writes into those ``b`` writes (``llama3-7b``, ``llama3-70b``: 1)."""
+    x, y = re.sub(r"\D", "", a), re.sub(r"\D", "", b)
+    row = list(range(len(y) + 1))
+    for i, dx in enumerate(x, 1):
+        prev, row[0] = row[0], i
+        for j, dy in enumerate(y, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (dx != dy))
+    return row[-1]
+
+
+def _numbers_changed(typed: str, name: str) -> int:
+    """How many of the numbers ``typed`` writes ``name`` writes otherwise, number by number
+    in order (``llama3_8b``, ``llama31_405b``: 2; ``mlp-9m``, ``mlp-17m``: 1)."""
+    mine, theirs = re.findall(r"\d+", typed), re.findall(r"\d+", name)
+    return sum(k >= len(theirs) or theirs[k] != n for k, n in enumerate(mine))
+
+
 def likeliest(typed: str, valid: Iterable[str], cutoff: float = 0.6) -> list[str]:
     """The closest name of ``valid`` to ``typed`` (difflib's ratio at least ``cutoff``); where
     it writes numbers of other digits than ``typed``'s, the names within :data:`AS_CLOSE` of
     it that write numbers of the same digits first (``llama3-7b``: llama3-8b, llama2-7b,
-    then llama3-70b); [] where none is that close."""
+    then llama3-70b), and itself only where it changes one of the numbers typed (``mlp-9m``:
+    mlp-17m) or one of their digits (``H1000``: H100): ``llama3_8b`` is no typo of
+    llama31_405b, another model, however alike their letters; [] where none is that
+    close."""
     scored = [(difflib.SequenceMatcher(None, typed, n).ratio(), n) for n in valid]
     close = sorted((rn for rn in scored if rn[0] >= cutoff), reverse=True)  # as difflib ties
     if not close:
@@ -43,7 +65,8 @@ def likeliest(typed: str, valid: Iterable[str], cutoff: float = 0.6) -> list[str
     if _number_shape(best) == shape:
         return [best]
     alike = [n for r, n in close if _number_shape(n) == shape and r >= best_ratio - AS_CLOSE]
-    return [*alike, best]
+    typo = _digits_apart(typed, best) <= 1 or _numbers_changed(typed, best) <= 1
+    return [*alike, *([best] if typo else [])]
 
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:

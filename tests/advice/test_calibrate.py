@@ -4,6 +4,7 @@ DDP overhead, overlap and communication, each counted once."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -119,6 +120,26 @@ def test_a_result_row_holding_no_measurement_is_refused_by_line(
     said = f":4: {key} {json.dumps(value)} is not a {wanted} number; skipped"
     assert sweeps.bad_rows[0].endswith(said)
     with pytest.raises(NamedError, match=f"coll.jsonl:4: {key} "):
+        read_collectives(path)
+
+
+@pytest.mark.parametrize(
+    "key, value, said",
+    [
+        ("nodes", "one", 'nodes "one" is not a whole count of 1 or more'),
+        ("ranks", 0, "ranks 0 is not a whole count of 1 or more"),
+        ("settings", [1], "settings [1] is not an object"),
+    ],
+)
+def test_a_sweep_header_no_sweep_writes_is_refused_by_line(tmp_path, key, value, said) -> None:
+    """A sweep header edited by hand (nodes as text, no ranks, settings not an object) is
+    refused by file and line, as a result row holding no measurement is, where it ended
+    in Python's "invalid literal for int() with base 10: 'one'" or a traceback."""
+    path = sweep_file(tmp_path, 2.0, 100.0)
+    lines = path.read_text().splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), key: value})
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(NamedError, match=re.escape(f"coll.jsonl:1: sweep header {said}: not a")):
         read_collectives(path)
 
 

@@ -324,7 +324,11 @@ def test_a_score_on_the_atom_at_the_quantile_is_reached_as_often_as_not() -> Non
         (5.1234, 5.7401, "5.12-5.74"),  # three significant digits where they differ
         (33.954, 34.013, "33.95-34.01"),  # 3 digits write 34-34: the decimals apart
         (36.61, 36.64, "36.61-36.64"),
-        (7.0, 7.0, "7-7"),  # a result whose runs all agree: its interval is one value
+        (7.0, 7.0, "7.00-7.00"),  # a result whose runs all agree: its interval is one value
+        (4.9, 5.46, "4.90-5.46"),  # an end's trailing zeros kept, as precise as the other
+        (5.0, 5.57, "5.00-5.57"),
+        (0.864, 0.93, "0.864-0.930"),
+        (1009.7, 1050.2, "1,010-1,050"),
     ],
 )
 def test_an_interval_s_ends_never_print_alike_where_they_differ(low, high, said) -> None:

@@ -120,15 +120,20 @@ def test_plan_says_a_count_planned_faster_than_linear(golden) -> None:
 def test_analyze_explain_shows_each_systems_interval_the_answer_points_to() -> None:
     """The answer ends "Each system's speedup, E', interval and cluster ...: --explain";
     --explain's table had no interval at any width. Its `95% interval` column is the
-    time's 95% interval of -f json, at 3 significant digits, beside each system's time."""
+    time's 95% interval of -f json, at 3 significant digits with their trailing zeros
+    (4.90-5.46, as every interval the package prints), beside each system's time."""
     explained = _run([*BERT, "--explain"], width=200)
     systems = json.loads(_run([*BERT, "-f", "json"]))["rounds"][0]["systems"]
     header = next(line for line in explained.splitlines() if "95% interval" in line)
     cells = [line.split("│") for line in explained.splitlines() if line.startswith("│")]
     at = [c.strip() for c in header.split("┃")].index("95% interval")
     shown = [c[at].strip() for c in cells if c[at].strip()]
+
+    def figures(value: float) -> str:  # 3 significant, zeros kept: 4.90, 5.00, 298
+        return f"{value:#.3g}".rstrip(".")
+
     expected = [
-        f"{s['time_to_train_min_ci_low']:.3g}-{s['time_to_train_min_ci_high']:.3g}"
+        f"{figures(s['time_to_train_min_ci_low'])}-{figures(s['time_to_train_min_ci_high'])}"
         for s in systems
         if s["time_to_train_min_ci_low"] is not None
     ]

@@ -154,3 +154,29 @@ def test_a_sweep_is_compared_only_with_sweeps_written_before_it(tmp_path: Path) 
     (middle,) = judge(read_sweeps(path), sweep_id="b")
     assert middle.change is not None and middle.change.against == "a"
     assert middle.change.kind is ChangeKind.WITHIN and middle.change.now_gbs == 0.9
+
+
+@pytest.mark.parametrize(
+    "key, value, said",
+    [
+        ("settings", 5, "settings 5 is not an object"),
+        ("nodes", "one", 'nodes "one" is not a whole count of 1 or more'),
+        ("ranks", 2.5, "ranks 2.5 is not a whole count of 1 or more"),
+    ],
+)
+def test_an_earlier_sweep_header_no_sweep_writes_is_skipped_by_line(
+    tmp_path: Path, key, value, said
+) -> None:
+    """An earlier sweep's header edited by hand (settings not an object, a count as text
+    or a fraction) is skipped and said by line: the latest sweep is judged against no
+    baseline instead of the comparison ending in a traceback (`'int' object has no
+    attribute 'get'`)."""
+    earlier = sweep("a", 1.0)
+    earlier[0] = {**earlier[0], key: value}
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for s in (earlier, sweep("b", 0.22)) for r in s))
+    sweeps = read_sweeps(path)
+    assert list(sweeps.headers) == ["b"]
+    assert sweeps.bad_rows == [f"{path}:1: sweep header {said}; skipped"]
+    (verdict,) = judge(sweeps)
+    assert verdict.change is None

@@ -58,6 +58,12 @@ BRIDGE = """\tGPU0\tGPU1\tCPU Affinity
 GPU0\t X \tNV4\t0-31
 GPU1\tNV4\t X \t0-31
 """
+NV4_PAIR_ON_PHB = """\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity
+GPU0\tX\tPHB\tNV4\tPHB\t0-31
+GPU1\tPHB\tX\tPHB\tPHB\t0-31
+GPU2\tNV4\tPHB\tX\tPHB\t0-31
+GPU3\tPHB\tPHB\tPHB\tX\t0-31
+"""
 
 
 @pytest.mark.parametrize(
@@ -157,6 +163,10 @@ def test_a_gpu_row_given_twice_is_read_once_and_said_never_a_traceback(tmp_path,
         (H100_8, "H100", "H100 SXM5 80GB", False),  # all over NVLink: the SXM board
         (PHB_PAIR, "H100 SXM", "H100 SXM5 80GB", False),  # the part named stands
         (DUAL_SOCKET, "A100", "A100 PCIe 80GB", True),
+        (BRIDGE, "A100", "A100 SXM4 80GB", False),  # all over NVLink
+        # an NV4 pair on PHB: a PCIe A100 has a bridge, no PCIe V100 has NVLink
+        (NV4_PAIR_ON_PHB, "A100", "A100 PCIe 80GB", True),
+        (NV4_PAIR_ON_PHB, "V100", "V100 SXM2 16GB", False),
     ],
 )
 def test_a_name_of_several_forms_is_read_as_the_form_the_links_imply(

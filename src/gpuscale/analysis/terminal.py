@@ -33,8 +33,7 @@ from gpuscale.quantities import (
     format_minutes,
     joined,
     named,
-    number,
-    numbers_apart,
+    number_range,
     span,
 )
 from gpuscale.tables import display_name
@@ -361,17 +360,15 @@ def _interval(table: pd.DataFrame, row: pd.Series) -> str:
 
 
 def interval_text(row: pd.Series) -> str:
-    """A system's 95% interval of its time to train, minutes, 3 significant digits
-    (``5.12-5.74``), or to the decimals that tell its ends apart where 3 write them alike
-    (``33.95-34.01``, never ``34-34``), as the answer and --explain's table show it; ""
-    where none."""
+    """A system's 95% interval of its time to train, minutes, each end to 3 significant
+    digits with its trailing zeros (``5.12-5.74``, ``4.90-5.46``, never ``4.9-5.46``), as
+    every interval the package prints reads (``quantities.number_range``), or to the
+    decimals that tell its ends apart where 3 write them alike (``33.95-34.01``, never
+    ``34.0-34.0``), as the answer and --explain's table show it; "" where none."""
     low, high = row["time_to_train_min_ci_low"], row["time_to_train_min_ci_high"]
     if pd.isna(low) or pd.isna(high):
         return ""
-    ends = number(low), number(high)  # 1,010-1,050, never 1.01e+03-1.05e+03
-    if ends[0] == ends[1] and low != high:
-        ends = numbers_apart(float(low), float(high))
-    return "-".join(ends)
+    return number_range(float(low), float(high))  # 1,010-1,050, never 1.01e+03-1.05e+03
 
 
 def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView:

@@ -6,7 +6,8 @@ environment, topology, what NCCL said it chose) followed by its ``result`` rows 
 collective, size and placement). Files of the earlier ``gpuscale.collectives/1`` format
 (results without a sweep) are read as one sweep each run of rows. Lines that are not
 records are skipped and reported, and so are result rows whose numbers cannot be
-measurements (text, a negative time: :func:`bad_number`).
+measurements (text, a negative time: :func:`bad_number`) and sweep headers whose ranks,
+nodes or settings no sweep writes (:func:`bad_header`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class Sweeps:
     problems: list[str] = field(default_factory=list)
     # the first line's schema ("" when it names none; None: no line): what the file holds
     first_schema: str | None = None
-    # of ``problems``, the result rows skipped for a number no measurement gives
+    # of ``problems``, the rows skipped for a number no measurement gives (results) or a
+    # field no sweep writes so (headers: :func:`bad_header`)
     bad_rows: list[str] = field(default_factory=list)
 
     @property
@@ -80,6 +82,26 @@ def bad_number(record: dict[str, JSON]) -> str | None:
     return None
 
 
+# The fields of a sweep header the advice and the comparisons compute with: ranks and
+# nodes whole counts >= 1 where given, settings an object (iters, load, gap_ms).
+_WHOLE = ("ranks", "nodes")
+
+
+def bad_header(record: dict[str, JSON]) -> str | None:
+    """Why a sweep header cannot describe a sweep (its first field no sweep writes so),
+    None where each it holds can."""
+    for key in _WHOLE:
+        value = record.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return f"sweep header {key} {json.dumps(value)[:40]} is not a whole count of 1 or more"
+    settings = record.get("settings")
+    if settings is not None and not isinstance(settings, dict):
+        return f"sweep header settings {json.dumps(settings)[:40]} is not an object"
+    return None
+
+
 # The most a collectives file may hold: thousands of sweeps (a sweep is ~100 kB).
 MAX_SWEEPS_BYTES = 64 << 20
 
@@ -107,7 +129,10 @@ def read_sweeps(path: str | Path) -> Sweeps:
                 )
                 continue
             kind = record.get("kind")
-            if kind == "sweep":
+            if kind == "sweep" and (bad := bad_header(record)):
+                out.bad_rows.append(f"{quoted_path(path)}:{number}: {bad}; skipped")
+                out.problems.append(out.bad_rows[-1])
+            elif kind == "sweep":
                 out.headers[str(record.get("sweep_id"))] = record
             elif kind == "nccl":
                 out.headers.setdefault(str(record.get("sweep_id")), {})["nccl"] = record.get("nccl")
@@ -162,7 +187,7 @@ def read_collectives(path: Path) -> MeasuredCurves:
         more = len(sweeps.bad_rows) - 1
         raise NamedError(
             sweeps.bad_rows[0].removesuffix("; skipped")
-            + (f" ({more} more result rows so)" if more else "")
+            + (f" ({more} more rows so)" if more else "")
             + ": not a measurement as `gpuscale collectives` writes it; measure again, or "
             "remove those rows"
         )

@@ -172,14 +172,21 @@ class Topology:
         """The device catalogue's part of the GPUs' model (``--gpu`` or NVML's name), None
         where none is named or the catalogue does not know it; a name of several parts read
         as a PCIe card where the GPUs' ring runs over PCIe (an SXM board's GPUs form an
-        NVLink ring: ``device_names.on_link``)."""
+        NVLink ring: ``device_names.on_link``), but never as a card without NVLink where
+        two GPUs share it (``V100`` with an NV4 pair on PHB: the SXM2 board, as no V100
+        PCIe card has NVLink)."""
         model = next((g.model for g in self.gpus if g.model), "")
         try:
             found = resolve(model)
         except UnknownDevice:  # none named ("") too
             return None
         ring = self.ring_link()
-        return found if ring in (None, "NV") else on_link(found, True, ring)
+        if ring in (None, "NV"):
+            return found
+        card = on_link(found, True, ring)
+        shared = any(link_class(code) == "NV" for code in self.links.values())
+        no_nvlink = card.device.nvlink is None and found.device.nvlink is not None
+        return found if shared and no_nvlink else card
 
     def p2p_by_driver(self) -> bool:
         """Whether the driver allows P2P over PCIe between these GPUs: not on GeForce cards

@@ -147,3 +147,16 @@ def test_the_interval_rule_goes_where_data_says_and_leaves_the_advices_alone(
     assert {k: v for k, v in refit.items() if k != "fitted_on"} == {
         k: v for k, v in json.loads(shipped).items() if k != "fitted_on"
     }
+
+
+def test_a_timed_command_that_fails_stops_the_speed_benchmarks(tmp_path: Path) -> None:
+    """A crash or a refusal is not a fast run: advise_speed.py and ingest.py stop, naming
+    the command and its exit status, where they would have recorded its seconds."""
+    advise = benchmark_script("advise_speed")
+    with pytest.raises(SystemExit, match=r"exited 2: .*no_such\.jsonl"):
+        advise.timed(f"--bench {tmp_path / 'no_such.jsonl'}", advise.ROOT / "src")
+    ingest = benchmark_script("ingest")
+    crash = ("python3", "-c", "import sys; sys.exit('boom')")
+    with pytest.raises(SystemExit, match=r"failed \(exit 1\): boom"):
+        ingest._command(*crash)()
+    ingest._command(*crash, ok=(0, 1))()  # grep -c's "no match" is no failure

@@ -272,6 +272,14 @@ def main() -> None:
         sys.exit(f"no archive at {args.archive}")
     if args.repeat < 1:
         sys.exit("--repeat must be at least 1")
+    # the code timed is the code at the start: the commit and date are taken now
+    started = {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _git("rev-parse", "--short", "HEAD"),
+        "source_changed_since_commit": bool(
+            _git("status", "--porcelain", "src", "benchmarks/ingest.py")
+        ),
+    }
     load_before = os.getloadavg()
     grep, xz = shutil.which("grep"), shutil.which("xz")
     runs: dict[str, list[float]] = {}
@@ -383,11 +391,7 @@ def main() -> None:
         "command": command
         if args.archive == DEFAULT_ARCHIVE
         else f"{command} --archive {args.archive.name}",
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": _git("rev-parse", "--short", "HEAD"),
-        "source_changed_since_commit": bool(
-            _git("status", "--porcelain", "src", "benchmarks/ingest.py")
-        ),
+        **started,
         "scanner": mllog.SCANNER,
         "cores": os.cpu_count(),
         "load_average_before": [round(x, 2) for x in load_before],

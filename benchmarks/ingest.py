@@ -224,7 +224,8 @@ def markdown(figures: dict) -> str:
     text = (
         f"`{figures['command']}` ({figures['date']}, commit {figures['commit']}, "
         f"{figures['scanner']} line scanner, {_load(figures)}): the directory in "
-        f"{directory['median_s']:.3f} s median (best {directory['best_s']:.3f} s), the archive "
+        f"{directory['median_s']:.3f} s median (best {directory['best_s']:.3f} s; "
+        f"{runs['gpuscale read_round (dir) CPU']['median_s']:.2f} CPU-s median), the archive "
         f"in {archive['median']:.2f}x the time of `xz -dc` (best/best "
         f"{archive['best_best']:.2f}x), `gpuscale scores DIR -f csv` in "
         f"{scores['median_s']:.3f} s beyond interpreter start-up (`python -c pass` "
@@ -274,7 +275,7 @@ def main() -> None:
         sys.exit("--repeat must be at least 1")
     # the code timed is the code at the start: the commit and date are taken now
     started = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _git("rev-parse", "--short", "HEAD"),
         "source_changed_since_commit": bool(
             _git("status", "--porcelain", "src", "benchmarks/ingest.py")

@@ -325,7 +325,7 @@ def speed(old_source: Path | None, old_ref: str = "", repeat: int = 5) -> dict:
     }
     new_source = ROOT / "src"
     # the code timed is the code at the start: its commit and the date are taken now
-    date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )

@@ -426,7 +426,9 @@ def evaluate(rows: list[Row], terms: StepTerms | None = None) -> dict[str, float
     return serial
 
 
-def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object]:
+def report(
+    rows: list[Row], serial: dict[str, float | None], command: str = COMMAND
+) -> dict[str, object]:
     kept = [r for r in rows if not r.flagged and not r.refused]
     classes = {}
     for cls in CLASSES:
@@ -440,7 +442,7 @@ def report(rows: list[Row], serial: dict[str, float | None]) -> dict[str, object
         }
     rule = json.loads((resources.files("gpuscale") / "data" / predict.INTERVALS_FILE).read_text())
     return {
-        "command": COMMAND,
+        "command": command,  # the run's, --split and --terms with it
         # the interval rule the advice applied (benchmarks/advice_intervals.py fitted it)
         "interval_rule": {k: rule[k] for k in ("name", "kind", "fitted_by", "fitted_on")},
         "split_rule": "benchmarks/published/README.md: development if published before "
@@ -616,7 +618,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for r in read_rows() if args.split in (None, r.split)]
     # an ablation's terms stand for every row; else each row's stack's fitted terms
     serial = evaluate(rows, _terms(args.terms) if args.terms else None)
-    result = report(rows, serial)
+    command = COMMAND + (f" --split {args.split}" if args.split else "")
+    command += f" --terms {args.terms}" if args.terms else ""
+    result = report(rows, serial, command)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n")

@@ -11,7 +11,8 @@ process (``RUSAGE_CHILDREN``). The commands: advice by numbers with a workload (
 convergence from the MLPerf RCPs, its floor from the bundled results), by numbers
 without one, and on a bench file of the repository. Writes
 ``benchmarks/results/advise_speed.json`` (every run, each case's median) and prints it;
-``docs/speed.md`` quotes it. Target: under 5 s of CPU each on a 2-core machine.
+``docs/speed.md`` quotes it. Target: under 5 s of CPU each on a 2-core machine. A run
+that exits non-zero stops the benchmark (a crash is not a fast run).
 """
 
 from __future__ import annotations
@@ -54,17 +55,22 @@ def checkout(ref: str, into: Path) -> Path:
 
 
 def timed(args: str, source: Path) -> dict[str, float]:
-    """CPU and wall seconds of ``gpuscale advise ARGS`` with ``source`` first on the path
-    (its exit status is not checked: advice may refuse, and refusing takes time too)."""
+    """CPU and wall seconds of ``gpuscale advise ARGS`` with ``source`` first on the path.
+    Every case is one that gives advice: a run that exits non-zero (a refusal, a crash)
+    stops the benchmark, since its time is not the time of the advice."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "gpuscale", "advise", *shlex.split(args), "-f", "json"],
         env=os.environ | {"PYTHONPATH": str(source)},
         cwd=ROOT,
         capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - start
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()[-1:] or ["no message"]
+        sys.exit(f"gpuscale advise {args} ({source}) exited {done.returncode}: {said[0]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}

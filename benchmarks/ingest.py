@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/ingest.py [--archive ../shared/mlperf/training_results_v4.1.tar.xz]
-                                [--repeat 3] [--official]
+                                [--repeat 3] [--official] [--out FILE]
 
 Unpacks the archive once into a temporary directory, then, --repeat rounds of:
 ``grep -c ':::MLLOG'`` over the round's files (baseline for the directory read),
@@ -23,11 +23,19 @@ too. With ``--official``,
 the official ``mlperf_logging`` summarizer on the same directory (about a minute).
 Targets (2-core machine): directory <= 0.5 s, archive <= 1.3x ``xz -dc``, the scores
 command <= 1.5 s beyond interpreter start-up, the cached one <= 1.0 s beyond it.
+
+Writes every run, median, ratio and verdict to ``benchmarks/results/ingest_speed.json``
+(or ``--out``) with the command, the date, the commit, the scanner in use, the cores and
+the load average before and after: ``docs/speed.md`` quotes that file
+(:func:`markdown`, :func:`markdown_no_c`; ``tests/test_ingest_speed_doc.py``). A timed
+command that fails stops the benchmark (a crash is not a fast run).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import shutil
 import statistics
@@ -42,7 +50,28 @@ from pathlib import Path
 from gpuscale.mlperf import mllog
 from gpuscale.mlperf.ingest import read_round
 
-DEFAULT_ARCHIVE = Path(__file__).resolve().parents[2] / "shared/mlperf/training_results_v4.1.tar.xz"
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_ARCHIVE = ROOT.parent / "shared/mlperf/training_results_v4.1.tar.xz"
+RESULTS = ROOT / "benchmarks" / "results" / "ingest_speed.json"
+BEGIN, END = "<!-- ingest_speed.json: begin -->\n", "<!-- ingest_speed.json: end -->"
+NO_C_BEGIN, NO_C_END = (
+    "<!-- ingest_speed.json, no C: begin -->\n",
+    "<!-- ingest_speed.json, no C: end -->",
+)
+# name in the results file: (numerator, denominator) of the paired per-round ratio
+RATIOS = {
+    "dir read / grep": ("gpuscale read_round (dir)", "grep -c MLLOG (dir)"),
+    "archive read / xz -dc": ("gpuscale read_round (archive)", "xz -dc (archive)"),
+    "regex scan / C scan": ("regex scan (Python)", "C scan (_scan.c)"),
+    "dir read, no C / with C": ("read_round (dir), regex scan", "gpuscale read_round (dir)"),
+    "dir read CPU, no C / with C": (
+        "read_round (dir), regex scan CPU",
+        "gpuscale read_round (dir) CPU",
+    ),
+}
+# command: seconds beyond interpreter start-up (``python -c pass``) it may take
+BEYOND_START_UP = {"gpuscale scores DIR -f csv": 1.5, "gpuscale scores ARCHIVE, cached": 1.0}
+TARGET_DIR_S, TARGET_ARCHIVE_X = 0.5, 1.3
 
 
 def seconds(fn: Callable[[], object]) -> float:
@@ -107,8 +136,130 @@ def run_official(root: Path, ruleset: str) -> None:
 NO_CACHE = {**os.environ, "XDG_CACHE_HOME": os.devnull}
 
 
-def _command(*argv: str, env: dict[str, str] = NO_CACHE) -> Callable[[], object]:
-    return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=False, env=env)
+def _command(
+    *argv: str, env: dict[str, str] = NO_CACHE, ok: tuple[int, ...] = (0,)
+) -> Callable[[], object]:
+    """``argv`` run once; an exit status outside ``ok`` stops the benchmark (``grep -c``
+    exits 1 where a file has no match)."""
+
+    def run() -> None:
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        if done.returncode not in ok:
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+            sys.exit(f"{' '.join(argv[:4])} failed (exit {done.returncode}): {' '.join(tail)}")
+
+    return run
+
+
+def _git(*argv: str) -> str:
+    done = subprocess.run(["git", "-C", str(ROOT), *argv], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def figures_of(runs: dict[str, list[float]], context: dict) -> dict:
+    """The results file: ``context`` (command, machine, round), every run with its median
+    and best, the paired ratios, the seconds beyond start-up and each target's verdict."""
+    out = dict(context)
+    out["runs"] = {
+        name: {
+            "runs": [round(t, 3) for t in times],
+            "median_s": round(statistics.median(times), 3),
+            "best_s": round(min(times), 3),
+        }
+        for name, times in runs.items()
+    }
+    ratios = {}
+    for label, (top, bottom) in RATIOS.items():
+        if top in runs and bottom in runs:
+            paired = [a / b for a, b in zip(runs[top], runs[bottom], strict=True)]
+            ratios[label] = {
+                "median": round(statistics.median(paired), 2),
+                "best_best": round(min(runs[top]) / min(runs[bottom]), 2),
+                "per_round": [round(r, 2) for r in paired],
+            }
+    out["ratios"] = ratios
+    beyond = {}
+    for command, target in BEYOND_START_UP.items():
+        spent = [a - b for a, b in zip(runs[command], runs["python -c pass"], strict=True)]
+        median = statistics.median(spent)
+        beyond[command] = {
+            "median_s": round(median, 3),
+            "runs": [round(b, 3) for b in spent],
+            "target_s": target,
+            "met": median <= target,
+        }
+    out["beyond_start_up"] = beyond
+    directory = statistics.median(runs["gpuscale read_round (dir)"])
+    out["targets"] = {
+        "directory_s": {"target": TARGET_DIR_S, "met": directory <= TARGET_DIR_S},
+        "archive_x_xz": {
+            "target": TARGET_ARCHIVE_X,
+            "met": "archive read / xz -dc" in ratios
+            and ratios["archive read / xz -dc"]["median"] <= TARGET_ARCHIVE_X,
+        },
+    }
+    if "official summarizer (dir)" in runs:
+        official = runs["official summarizer (dir)"][0]
+        out["official_summarizer_x_dir_read"] = round(
+            official / min(runs["gpuscale read_round (dir)"]), 0
+        )
+    return out
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "**not met**"
+
+
+def _load(figures: dict) -> str:
+    before, after = figures["load_average_before"][0], figures["load_average_after"][0]
+    return f"{figures['cores']} cores, load average {before:.1f} before and {after:.1f} after"
+
+
+def markdown(figures: dict) -> str:
+    """The paragraph ``docs/speed.md`` quotes: the reads, the commands, the targets."""
+    runs, ratios, beyond = figures["runs"], figures["ratios"], figures["beyond_start_up"]
+    directory = runs["gpuscale read_round (dir)"]
+    archive = ratios["archive read / xz -dc"]
+    scores, cached = beyond["gpuscale scores DIR -f csv"], beyond["gpuscale scores ARCHIVE, cached"]
+    text = (
+        f"`{figures['command']}` ({figures['date']}, commit {figures['commit']}, "
+        f"{figures['scanner']} line scanner, {_load(figures)}): the directory in "
+        f"{directory['median_s']:.3f} s median (best {directory['best_s']:.3f} s; "
+        f"{runs['gpuscale read_round (dir) CPU']['median_s']:.2f} CPU-s median), the archive "
+        f"in {archive['median']:.2f}x the time of `xz -dc` (best/best "
+        f"{archive['best_best']:.2f}x), `gpuscale scores DIR -f csv` in "
+        f"{scores['median_s']:.3f} s beyond interpreter start-up (`python -c pass` "
+        f"{runs['python -c pass']['median_s']:.3f} s), and `gpuscale scores ARCHIVE -f csv` "
+        f"read a second time, from the cache of rounds read below, in "
+        f"{cached['median_s']:.3f} s beyond it. Targets: directory <= "
+        f"{figures['targets']['directory_s']['target']:g} s "
+        f"{_verdict(figures['targets']['directory_s']['met'])}, archive <= "
+        f"{figures['targets']['archive_x_xz']['target']:g}x `xz -dc` "
+        f"{_verdict(figures['targets']['archive_x_xz']['met'])}, `scores` <= "
+        f"{scores['target_s']:g} s {_verdict(scores['met'])}, cached <= "
+        f"{cached['target_s']:g} s {_verdict(cached['met'])}."
+    )
+    if "official summarizer (dir)" in runs:
+        text += (
+            f" MLCommons' summarizer took {runs['official summarizer (dir)']['median_s']:.0f} s"
+            " over the same directory (both cores)."
+        )
+    return text + "\n"
+
+
+def markdown_no_c(figures: dict) -> str:
+    """The sentence ``docs/speed.md`` quotes on an install without the C scanner."""
+    scan = figures["ratios"]["regex scan / C scan"]
+    cpu = figures["ratios"]["dir read CPU, no C / with C"]
+    wall = figures["ratios"]["dir read, no C / with C"]
+    return (
+        f"In the run above ({len(scan['per_round'])} rounds), the line scan alone took "
+        f"**{scan['median']:.1f}x** as long without C (median of the paired rounds; "
+        f"{min(scan['per_round']):.2f}-{max(scan['per_round']):.2f}x per round), the whole "
+        f"directory read **{cpu['median']:.1f}x** (CPU time {cpu['median']:.2f}x median, "
+        f"{min(cpu['per_round']):.2f}-{max(cpu['per_round']):.2f}x per round; wall times "
+        f"scatter more, {wall['median']:.2f}x at the median).\n"
+    )
 
 
 def main() -> None:
@@ -116,9 +267,21 @@ def main() -> None:
     parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--official", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results file (JSON)")
     args = parser.parse_args()
     if not args.archive.exists():
         sys.exit(f"no archive at {args.archive}")
+    if args.repeat < 1:
+        sys.exit("--repeat must be at least 1")
+    # the code timed is the code at the start: the commit and date are taken now
+    started = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _git("rev-parse", "--short", "HEAD"),
+        "source_changed_since_commit": bool(
+            _git("status", "--porcelain", "src", "benchmarks/ingest.py")
+        ),
+    }
+    load_before = os.getloadavg()
     grep, xz = shutil.which("grep"), shutil.which("xz")
     runs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,7 +297,9 @@ def main() -> None:
         # under the same load (the machine drifts by 15-25% within minutes).
         contenders: dict[str, Callable[[], object]] = {}
         if grep:
-            contenders["grep -c MLLOG (dir)"] = _command(grep, "-rc", ":::MLLOG", str(root))
+            contenders["grep -c MLLOG (dir)"] = _command(
+                grep, "-rc", ":::MLLOG", str(root), ok=(0, 1)
+            )
         contenders["gpuscale read_round (dir)"] = lambda: read_round(root)
         if mllog.SCANNER == "C":
             contenders["read_round (dir), regex scan"] = without_c_scan(lambda: read_round(root))
@@ -148,6 +313,8 @@ def main() -> None:
         cached = {**os.environ, "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
         again = (sys.executable, "-m", "gpuscale.cli", "scores", str(args.archive), "-f", "csv")
         _command(*again, env=cached)()  # the first read, which fills the cache
+        if not any((Path(tmp) / "cache").rglob("*.pickle")):
+            sys.exit("the first `gpuscale scores ARCHIVE` left no cached round")
         contenders["gpuscale scores ARCHIVE, cached"] = _command(*again, env=cached)
         # The two directory reads in this process are timed in CPU seconds too: on a
         # loaded machine their wall times scatter more than the scan they differ by.
@@ -163,7 +330,10 @@ def main() -> None:
         if args.official:
             ruleset = root.name.rsplit("v", 1)[1] + ".0"
             runs["official summarizer (dir)"] = [seconds(lambda: run_official(root, ruleset))]
+    load_after = os.getloadavg()
     print(f"runs: {len(tables.runs)}, scores: {tables.scores['time_to_train_min'].notna().sum()}")
+    cores = os.cpu_count()
+    print(f"load average before {load_before[0]:.1f}, after {load_after[0]:.1f} ({cores} cores)")
     for name, times in runs.items():
         shown = ", ".join(f"{t:.3f}" for t in times)
         print(f"{name:31s} best {min(times):6.3f} s  median {statistics.median(times):6.3f} s")
@@ -214,8 +384,28 @@ def main() -> None:
             f"official summarizer: {official / min(runs['gpuscale read_round (dir)']):.0f}x slower"
         )
     ours_dir = statistics.median(runs["gpuscale read_round (dir)"])
-    verdict = "met" if ours_dir <= 0.5 else "NOT met"
-    print(f"directory target <= 0.5 s: {verdict} (median {ours_dir:.3f} s)")
+    verdict = "met" if ours_dir <= TARGET_DIR_S else "NOT met"
+    print(f"directory target <= {TARGET_DIR_S} s: {verdict} (median {ours_dir:.3f} s)")
+    command = f"python benchmarks/ingest.py --repeat {args.repeat}"
+    command += " --official" if args.official else ""
+    context = {
+        "command": command
+        if args.archive == DEFAULT_ARCHIVE
+        else f"{command} --archive {args.archive.name}",
+        **started,
+        "scanner": mllog.SCANNER,
+        "cores": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "round": root.name,
+        "files": len(files),
+        "unpacked_mb": round(size_mb),
+        "result_runs": len(tables.runs),
+    }
+    figures = figures_of(runs, context)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -29,12 +29,15 @@ states beside its intervals (:func:`coverage_record`).
 
 (speed) One ``gpuscale plan -w bert -a H100 -n 8`` and one with the default counts, new code
 against REF's, run as paired subprocesses (REF's first, then this checkout's, five times):
-CPU seconds (user + system) per command, and the ratio.
+CPU seconds (user + system) per command, and the ratio, written to
+``benchmarks/results/plan_speed.json`` with the command, the date, the commit, the cores and
+the load average before and after (``docs/speed.md`` quotes it). A run that fails stops it.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import os
@@ -70,6 +73,7 @@ CLASSES = {
 PLANNED = ("i", "ii_in", "ii_out", "iii")
 GOALS = {"never_run_vs_lookup": 0.30, "coverage": (70.0, 90.0), "min_cases": 10}
 RESULTS = ROOT / "benchmarks" / "results" / "plan_accuracy.json"
+SPEED_RESULTS = ROOT / "benchmarks" / "results" / "plan_speed.json"
 COMMAND = "python benchmarks/plan_accuracy.py --part forward"
 
 
@@ -302,24 +306,32 @@ def old_plan(cases: pd.DataFrame, source: Path) -> pd.DataFrame:
 def cpu_of(command: list[str], source: Path) -> float:
     """CPU seconds (user + system) of one command run with ``source`` first on the path."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(
-        command,
-        env=os.environ | {"PYTHONPATH": str(source)},
-        capture_output=True,
-        check=True,
+    done = subprocess.run(
+        command, env=os.environ | {"PYTHONPATH": str(source)}, capture_output=True, text=True
     )
+    if done.returncode != 0:  # a crash is not a fast plan
+        said = done.stderr.strip().splitlines()[-1:] or ["no message"]
+        sys.exit(f"{' '.join(command[2:])} ({source}) exited {done.returncode}: {said[0]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def speed(old_source: Path | None, repeat: int = 5) -> None:
-    """One ``gpuscale plan`` command's CPU time, REF's then this checkout's, paired."""
+def speed(old_source: Path | None, old_ref: str = "", repeat: int = 5) -> dict:
+    """One ``gpuscale plan`` command's CPU time, REF's then this checkout's, paired: what
+    :data:`SPEED_RESULTS` holds."""
     commands = {
         "-w bert -a H100 -n 8": ["-w", "bert", "-a", "H100", "-n", "8"],
         "-w llama2_70b_lora -a H100 (6 counts)": ["-w", "llama2_70b_lora", "-a", "H100"],
     }
     new_source = ROOT / "src"
+    # the code timed is the code at the start: its commit and the date are taken now
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    load_before = os.getloadavg()
     print(f"one `gpuscale plan` command, CPU seconds (user + system), median of {repeat}:")
+    cases = {}
     for name, args in commands.items():
         command = [sys.executable, "-m", "gpuscale", "plan", *args, "-f", "csv"]
         new, old = [], []
@@ -327,13 +339,37 @@ def speed(old_source: Path | None, repeat: int = 5) -> None:
             if old_source is not None:
                 old.append(cpu_of(command, old_source))
             new.append(cpu_of(command, new_source))
+        case = {
+            "runs_cpu_s": [round(t, 3) for t in new],
+            "median_cpu_s": round(statistics.median(new), 2),
+            "worst_cpu_s": round(max(new), 2),
+            "under_1_s": max(new) < 1,
+        }
         line = f"    {name}: {statistics.median(new):.2f} s"
         if old:
             ratio = statistics.median(o / n for o, n in zip(old, new, strict=True))
+            case |= {
+                "old_runs_cpu_s": [round(t, 3) for t in old],
+                "old_median_cpu_s": round(statistics.median(old), 2),
+                "old_over_new_median": round(ratio, 1),
+            }
             line += f" (old {statistics.median(old):.2f} s; {ratio:.1f}x less CPU)"
+        cases[f"gpuscale plan {name}"] = case
         print(
             line + f" -> under 1 s: {'met' if max(new) < 1 else 'NOT met'} (worst {max(new):.2f} s)"
         )
+    return {
+        "command": "python benchmarks/plan_accuracy.py --part speed"
+        + (f" --old {old_ref}" if old_ref else ""),
+        "old": old_ref or None,
+        "date": date,
+        "commit": commit.stdout.strip(),
+        "cores": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "repeat": repeat,
+        "cases": cases,
+    }
 
 
 def goals(table: dict) -> dict[str, dict]:
@@ -422,7 +458,9 @@ def main() -> None:
             print(f"leave one system out ({time.perf_counter() - start:.0f} s):")
             print(markdown({"classes": summary(cases, list(METHODS))}))
         if args.part in ("speed", "all"):
-            speed(old_source)
+            timed = speed(old_source, args.old if old_source is not None else "")
+            SPEED_RESULTS.write_text(json.dumps(timed, indent=1) + "\n")
+            print(f"wrote {SPEED_RESULTS}")
 
 
 if __name__ == "__main__":

@@ -147,3 +147,23 @@ def test_the_interval_rule_goes_where_data_says_and_leaves_the_advices_alone(
     assert {k: v for k, v in refit.items() if k != "fitted_on"} == {
         k: v for k, v in json.loads(shipped).items() if k != "fitted_on"
     }
+
+
+def test_a_timed_command_that_fails_stops_the_speed_benchmarks(tmp_path: Path) -> None:
+    """A crash or a refusal is not a fast run: advise_speed.py, ingest.py, import_costs.py
+    and plan_accuracy.py's speed part stop, naming the command and its exit status, where
+    they would have recorded its seconds."""
+    advise = benchmark_script("advise_speed")
+    with pytest.raises(SystemExit, match=r"exited 2: .*no_such\.jsonl"):
+        advise.timed(f"--bench {tmp_path / 'no_such.jsonl'}", advise.ROOT / "src")
+    ingest = benchmark_script("ingest")
+    crash = ("python3", "-c", "import sys; sys.exit('boom')")
+    with pytest.raises(SystemExit, match=r"failed \(exit 1\): boom"):
+        ingest._command(*crash)()
+    ingest._command(*crash, ok=(0, 1))()  # grep -c's "no match" is no failure
+    imports = benchmark_script("import_costs")
+    with pytest.raises(SystemExit, match=r"exited 1: ModuleNotFoundError"):
+        imports.timed("import gpuscale_no_such_library")
+    plan = benchmark_script("plan_accuracy")
+    with pytest.raises(SystemExit, match=r"exited 1: boom"):
+        plan.cpu_of(list(crash), plan.ROOT / "src")

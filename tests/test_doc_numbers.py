@@ -151,3 +151,13 @@ def test_a_page_is_short_and_names_nothing_outside_the_checkout(page: Path) -> N
     issues = re.findall(r"(?<![\w/-])#\d+\b|\b[Ii]ssues? #?\d+", text)
     assert issues == [], f"{page.name} names issues {issues}"
     assert "../shared" not in text, f"{page.name} names ../shared"
+
+
+def test_every_results_file_is_named_by_a_page() -> None:
+    """A results file no page names is a measurement no reader finds: each file under
+    ``benchmarks/results/`` is named by the README or a docs page (where its run is
+    described)."""
+    said = " ".join(p.read_text() for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+    files = sorted((ROOT / "benchmarks" / "results").glob("*.json"))
+    assert files
+    assert [f.name for f in files if f.name not in said] == []

@@ -162,3 +162,38 @@ def test_without_a_folder_or_a_key_nothing_is_looked_up(tmp_path: Path) -> None:
     (tmp_path / ".pickle").write_bytes(b"")
     assert Cache(tmp_path).get("") is None
     assert len(Cache(tmp_path).key("tables", [1, 2])) == 64
+
+
+def test_a_killed_writers_partial_entry_is_removed_once_stale(tmp_path: Path) -> None:
+    """A writer killed (SIGKILL) between writing its ``.tmp`` and renaming it leaves the
+    file; a later write removes it once untouched for STALE_TMP_S, and never a younger
+    one (a live writer's)."""
+    from gpuscale.sources.disk_cache import STALE_TMP_S
+
+    stall = (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from gpuscale.sources.disk_cache import Cache\n"
+        "os.replace = lambda *a: (print('written', flush=True), time.sleep(60))\n"
+        "Cache(Path(sys.argv[1])).put('killed', list(range(1000)))\n"
+    )
+    folder = tmp_path / "cache"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", stall, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "written\n"
+    finally:
+        writer.kill()  # SIGKILL: no handler of the writer runs
+        writer.wait()
+    (left,) = folder.glob("*.tmp")
+    cache = Cache(folder)
+    cache.put("a", 1)
+    assert left.exists()  # young: it may be a live writer's
+    old = left.stat().st_mtime - STALE_TMP_S - 60
+    os.utime(left, (old, old))
+    young = folder / "live-writer.tmp"
+    young.write_bytes(b"partial")
+    cache.put("b", 2)
+    assert not left.exists() and young.exists()
+    assert (cache.get("a"), cache.get("b")) == (1, 2)

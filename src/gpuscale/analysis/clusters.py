@@ -10,9 +10,10 @@ K-means is scikit-learn's ``KMeans(n_clusters=k, n_init=10, random_state=seed)``
 (greedy k-means++ starts, Lloyd's algorithm, the run of least inertia kept) written
 again in numpy, step for step and drawing the same random numbers, and the silhouette
 its ``silhouette_score``: a workload's few dozen systems need no compiled library, and
-scikit-learn's import (~1 s) and per-fit overhead (~0.1 s, mostly its OpenMP threads)
-were most of a report's clustering time. On every workload of the bundled rounds the
-labels and scores equal scikit-learn's (tests/analysis/test_clusters.py).
+scikit-learn's import (~1.5 CPU-s: benchmarks/results/import_costs.json) and per-fit
+overhead (~0.1 s, mostly its OpenMP threads) were most of a report's clustering time. On
+every workload of the bundled rounds the labels and scores equal scikit-learn's
+(tests/analysis/test_clusters.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ damaged disk block: one flipped bit in a pickled table is a wrong number, not an
 is a miss, and a cache that cannot be written is no cache (the work is done all the same,
 and no partial file is left). At most ``Cache.most`` entries are kept
 (:data:`MAX_ENTRIES` unless said), the least recently used (read or written) dropped
-first.
+first. A writer killed before it could remove its partial file (SIGKILL) leaves a
+``.tmp`` behind: each write removes those not written to for :data:`STALE_TMP_S` (no live
+writer takes that long to write one entry).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import logging
 import os
 import pickle
 import tempfile
+import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -35,6 +38,7 @@ log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
 DIGEST_BYTES = 32  # an entry's SHA-256, before its pickle
+STALE_TMP_S = 3600.0  # a partial entry untouched this long has no live writer
 # the libraries that draw and analyse, and those a raw round is read and scored with:
 # mlperf-logging's rules of every round (a newer one checks and scores the same logs
 # otherwise), and the parsers of its logs and rule files
@@ -156,7 +160,14 @@ class Cache:
             log.info("cache %s not written (%s)", self.folder, exc)
 
     def _trim(self) -> None:
+        """Drop the least recently used entries beyond ``most``, and the partial entries
+        of killed writers (``.tmp`` untouched for :data:`STALE_TMP_S`)."""
         assert self.folder is not None
+        stale = time.time() - STALE_TMP_S
+        for partial in self.folder.glob("*.tmp"):
+            with contextlib.suppress(OSError):  # gone already, or not ours to remove
+                if partial.stat().st_mtime < stale:
+                    partial.unlink()
         entries = list(self.folder.glob("*.pickle"))
         if len(entries) <= self.most:
             return

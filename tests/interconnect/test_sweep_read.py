@@ -26,12 +26,14 @@ def _ring_us(size: int, busbw_gbs: float = BUSBW, latency_us: float = LATENCY) -
     return 2 * latency_us + size / (busbw_gbs * 1e9) * 1e6
 
 
-def _sweep(sweep_id: str, iters: int, slow: int = 0, **link: float) -> list[dict]:
+def _sweep(
+    sweep_id: str, iters: int, slow: int = 0, host: dict | None = None, **link: float
+) -> list[dict]:
     """A sweep of 18 sizes (8 B to 1 MiB) on 2 GPUs: its header, then each size's row whose
     median call follows the ring model and whose mean is 3x it at the first ``slow`` sizes
     (a few calls far slower than the rest)."""
     header = {"kind": "sweep", "device": "cuda", "ranks": 2, "nodes": 1}
-    rows = [{**header, "settings": {"iters": iters}}]
+    rows = [{**header, "settings": {"iters": iters}, "host": host}]
     for k, power in enumerate(range(3, 21)):
         median = _ring_us(2**power, **link)
         rows.append(
@@ -139,3 +141,18 @@ def test_lines_not_read_are_said_one_each(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["advise", *NUMBERS, "--collectives", str(path)])
     said = " ".join(result.output.split())  # the answer's lines folded at its width
     assert result.exit_code == 0 and f"warning: {path}:20: not a JSON record" in said, said
+
+
+def test_a_sweep_on_a_busy_host_is_warned_of(tmp_path: Path) -> None:
+    """The host load its header records (as bench records a run's) above the bench's
+    threshold: the curves may be slower than the link, said as bench flags a run."""
+    busy = {"other_load_share": 0.63, "steal_share": 0.0}
+    path = _write(tmp_path / "busy.jsonl", _sweep("s1", 20, host=busy))
+    advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, collectives=str(path))
+    text = "\n".join(advice.explanation)
+    said = "WARNING: sweep s1 in {} ran on a busy host: other processes used 63% of its CPU time"
+    assert said.format(path) in text, text
+    for quiet in ({"other_load_share": 0.05, "steal_share": 0.0}, None):
+        path = _write(tmp_path / "quiet.jsonl", _sweep("s1", 20, host=quiet))
+        advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, collectives=str(path))
+        assert "busy host" not in "\n".join(advice.explanation)

@@ -39,8 +39,9 @@ class CurveRead:
 @dataclass(frozen=True, slots=True)
 class MeasuredCurves:
     """A sweep's curves (per collective and rank count, the sweep of the most timed calls
-    per size, the latest of those; each size's median call) and what its header says:
-    ``nodes``, ``ranks``, whether it ran under compute load; ``source``: the file as given;
+    per size, the latest of those; each size's median call) and what the header of the
+    latest sweep read says: ``nodes``, ``ranks``, whether it ran under compute load, its
+    host's load; ``source``: the file as given;
     ``read``: how each curve was read; ``skipped``: the file's lines not read, one
     sentence each."""
 
@@ -50,6 +51,9 @@ class MeasuredCurves:
     ranks: int = 0
     under_load: bool = False
     device: str = ""  # the header's: "cpu" (gloo processes) or "cuda"; "" unsaid
+    sweep_id: str = ""  # the sweep whose header this is
+    # its host's CPU time other processes used while it ran (None: not measured)
+    other_load_share: float | None = None
     read: tuple[CurveRead, ...] = ()
     skipped: tuple[str, ...] = ()
 

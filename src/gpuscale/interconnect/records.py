@@ -197,7 +197,8 @@ def read_collectives(path: Path) -> MeasuredCurves:
         )
     # the header of the latest sweep a curve was read off (none: no sweep row)
     chosen = {r.sweep_id for r in read}
-    header = next((h for i, h in reversed(sweeps.headers.items()) if i in chosen), {})
+    latest = next((i for i in reversed(sweeps.headers) if i in chosen), "")
+    header = sweeps.headers.get(latest, {})
     return MeasuredCurves(
         curves=tuple(curves),
         source=str(path),  # as given: two files of one name in two folders read apart
@@ -205,9 +206,19 @@ def read_collectives(path: Path) -> MeasuredCurves:
         ranks=int(header.get("ranks", 0)),
         under_load=bool(header.get("settings", {}).get("load")),
         device=str(header.get("device") or ""),
+        sweep_id=latest,
+        other_load_share=_share(header.get("host")),
         read=tuple(read),
         skipped=tuple(sweeps.problems),
     )
+
+
+def _share(host: JSON) -> float | None:
+    """The share of the host's CPU time other processes used while a sweep ran, as its
+    header's ``host`` records it (None: not measured, or a sweep that records none)."""
+    share = host.get("other_load_share") if isinstance(host, dict) else None
+    ok = isinstance(share, int | float) and not isinstance(share, bool) and math.isfinite(share)
+    return float(share) if ok else None
 
 
 def _iters(header: dict[str, JSON]) -> int | None:

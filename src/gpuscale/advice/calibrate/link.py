@@ -24,7 +24,7 @@ from gpuscale.hardware import links
 from gpuscale.interconnect.measured import MeasuredCurves, fit_link
 from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
-from gpuscale.plausibility import NOISY_P95_OVER_P50
+from gpuscale.plausibility import BUSY_OTHER_SHARE, NOISY_P95_OVER_P50
 from gpuscale.sources.bounded import skipped_lines
 
 
@@ -324,8 +324,14 @@ def machine_of(
         spread=fitted_spread(network, counts),
     )
     warnings = tuple(filter(None, [choice.warning]))
-    if curves is not None:  # the sweep's noise, then its lines not read
-        warnings = (*warnings, *filter(None, [noisy]), *skipped_lines(curves.skipped))
+    if curves is not None:  # the sweep's noise and host, then its lines not read
+        busy = None
+        share = curves.other_load_share
+        if share is not None and share > BUSY_OTHER_SHARE:  # as bench flags a run
+            busy = Finding.of(
+                K.SWEEP_BUSY, sweep=curves.source, sweep_id=curves.sweep_id, share=share
+            )
+        warnings = (*warnings, *filter(None, [noisy, busy]), *skipped_lines(curves.skipped))
     said = Said(sources=(*sources, *span.after), assumptions=tuple(assumed), warnings=warnings)
     return machine, said, choice
 

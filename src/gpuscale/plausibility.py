@@ -301,17 +301,20 @@ def busy_remedy(other: float, cpu: CpuUse | None) -> str:
     )
 
 
-def host_flags(host: Record | None, cpu: CpuUse | None = None) -> list[str]:
+def host_flags(
+    host: Record | None, cpu: CpuUse | None = None, during: str = "the timed steps"
+) -> list[str]:
     """The flags a run's host shares raise: other processes' share above
     ``BUSY_OTHER_SHARE`` (with :func:`busy_remedy`, from ``cpu``: how the run's ranks
     used the host's cores), the hypervisor's above ``STEAL_SHARE`` (none from a share that
-    was not measured: see :func:`host_measured`)."""
+    was not measured: see :func:`host_measured`); ``during``: what the shares were read
+    over (a collectives sweep's calls, a bench run's timed steps)."""
     other, steal = (host or {}).get("other_load_share"), (host or {}).get("steal_share")
     flags = []
     if _finite(other) and other > BUSY_OTHER_SHARE:
         flags.append(
-            f"{FlagKind.BUSY}: other processes used {other:.0%} of its CPU time during the "
-            f"timed steps{busy_remedy(other, cpu)}"
+            f"{FlagKind.BUSY}: other processes used {other:.0%} of its CPU time during "
+            f"{during}{busy_remedy(other, cpu)}"
         )
     if _finite(steal) and steal > STEAL_SHARE:
         flags.append(f"{FlagKind.STEAL}: the hypervisor took {steal:.0%} of the CPU time")

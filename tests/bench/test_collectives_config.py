@@ -87,6 +87,8 @@ def test_a_sweep_as_worker_flags() -> None:
         ({"ops": ("all_reduce", "allreduse")}, "unknown collective 'allreduse'"),
         ({"ops": ("all_reduce", "allreduce")}, "all_reduce given twice"),
         ({"min_bytes": 4096, "max_bytes": 1024}, "min_bytes=4096 (4 KiB) is above max_bytes=1024"),
+        # the smallest not typed: named as the default, never as a value the user gave
+        ({"max_bytes": 3}, "the default min_bytes= (8 B) is above max_bytes=3 (3 B)"),
         ({"iters": 0}, "invalid iters"),
         ({"gap_ms": 1e12}, "invalid gap_ms 1000000000000: must be a number of ms from 0 to 60,000"),
         ({"gap_ms": float("inf")}, "invalid gap_ms inf"),
@@ -122,6 +124,18 @@ def test_cli_names_a_bad_setting_before_launching(tmp_path) -> None:
     assert said in result.output, result.output
     assert "a smaller --min-bytes or a larger --max-bytes" in result.output
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_largest_below_the_default_smallest_names_that_default(tmp_path) -> None:
+    """`collectives --max-bytes 3` said "--min-bytes 8 (8 B) is above --max-bytes 3",
+    naming a --min-bytes the user never typed."""
+    pytest.importorskip("torch")
+    out = tmp_path / "c.jsonl"
+    result = CliRunner().invoke(app, ["collectives", "--max-bytes", "3", "--out", str(out)])
+    assert result.exit_code == 2
+    said = "error: the default --min-bytes (8 B) is above --max-bytes 3 (3 B)"
+    assert result.output.startswith(said), result.output
+    assert not out.exists()
 
 
 def test_a_smallest_message_above_the_devices_default_largest_names_both(tmp_path) -> None:

@@ -227,12 +227,35 @@ def test_a_real_sweep_on_two_gloo_processes(tmp_path: Path) -> None:
     assert {"in-place", "out-of-place"} <= set(ok[ok.op == "all_gather"]["placement"])
     assert sorted(ok[ok.op == "all_reduce"]["size_bytes"]) == message_sizes(4096)
     assert (ok["time_us_p99"] >= ok["time_us_p50"]).all()
+    # the host's load, as bench records a run's (this sweep is too short to measure it)
+    assert set(sweeps.headers["t1"]["host"]) == {"other_load_share", "steal_share"}
 
 
-def _cpu_sweep(path: Path, device: str = "cpu", nodes: int | None = None) -> Path:
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_sweep_on_a_busy_host_is_flagged_in_its_verdict(tmp_path: Path, device) -> None:
+    """A walk: two `python -c "while 1: pass"` beside a gloo sweep went unseen (its header
+    recorded no host load; bench records other_load_share). The header's share above
+    the bench's threshold is flagged in every collective's verdict, as bench flags a run;
+    one not measured (a sweep under a second) or below it says nothing."""
+    busy = {"other_load_share": 0.63, "steal_share": 0.0}
+    (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "b.jsonl", device, host=busy)))
+    said = v.sentence()
+    assert "Machine busy: other processes used 63% of its CPU time during the sweep" in said
+    assert said.endswith("run on a quieter machine, nothing else running."), said
+    assert v.to_dict()["host"] == list(v.host) and len(v.host) == 1
+    for quiet in ({"other_load_share": 0.02, "steal_share": 0.0}, dict.fromkeys(busy), None):
+        (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "q.jsonl", device, host=quiet)))
+        assert "busy" not in v.sentence() and v.host == ()
+
+
+def _cpu_sweep(
+    path: Path, device: str = "cpu", nodes: int | None = None, host: dict | None = None
+) -> Path:
     header = {"schema": SCHEMA, "kind": "sweep", "sweep_id": "s", "device": device}
     if nodes is not None:
         header["nodes"] = nodes
+    if host is not None:
+        header["host"] = host
     row = {
         "schema": SCHEMA,
         "kind": "result",

@@ -13,7 +13,8 @@ reduce-scatter and all-to-all ``(n-1)/n``, broadcast and send/recv 1. ``size`` f
 nccl-tests too: the buffer for all-reduce and broadcast, the whole output for all-gather,
 the whole input for reduce-scatter and all-to-all, what each rank sends for send/recv.
 Out-of-place and in-place where torch has both (all-gather, reduce-scatter); all-reduce
-and broadcast are in-place in torch, all-to-all and send/recv out-of-place.
+and broadcast are in-place in torch, all-to-all and send/recv out-of-place. The header
+records the host's load while the sweep ran (``host``), as ``bench`` records a run's.
 
 Run under torchrun: ``torchrun --nproc-per-node N -m gpuscale.bench.collectives --out F``.
 """
@@ -44,8 +45,9 @@ from gpuscale.bench.collectives_config import (
 )
 from gpuscale.bench.ranks import end_rank, pick_device
 from gpuscale.bench.results_file import append_records
-from gpuscale.bench.telemetry import machine_environment
+from gpuscale.bench.telemetry import HostSample, host_busy, machine_environment
 from gpuscale.interconnect.nccl import backend_for
+from gpuscale.plausibility import UNMEASURED_HOST, host_measured
 from gpuscale.sizes import parse_bytes
 from gpuscale.sources.processes import die_with_runner
 
@@ -280,6 +282,19 @@ def _header(config: CollectivesConfig, sweep_id: str, device: torch.device) -> d
     }
 
 
+def _host_load(start: HostSample | None, seconds: float) -> dict[str, object] | None:
+    """The share of each host's CPU time other processes used, and the hypervisor stole,
+    while the sweep ran (``seconds`` since ``start``), as ``bench`` records a run's
+    (``telemetry.host_busy`` over every rank's samples): not measured (None each) over
+    less than ``MIN_BUSY_WINDOW_S``; None where a rank has no /proc. Every rank calls it."""
+    gathered: list[object] = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, (start, HostSample.now(), os.uname().nodename))
+    host = host_busy(*(list(x) for x in zip(*gathered, strict=True)))  # type: ignore[call-overload]
+    if host is not None and not host_measured(seconds):
+        return dict(UNMEASURED_HOST)
+    return host
+
+
 def _bytes(text: str) -> int:
     """A byte size as ``gpuscale collectives`` reads one (``4G``, ``64MiB``, ``1048576``):
     the worker runs alone under torchrun across nodes, given the command's sizes."""
@@ -318,8 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         header = _header(config, args.sweep_id, device) if dist.get_rank() == 0 else None
         load = _Load(device) if config.load and device.type == "cpu" else contextlib.nullcontext()
+        started, start = time.perf_counter(), HostSample.now()
         with load:
             rows = sweep(config, args.sweep_id, device)
+        host = _host_load(start, time.perf_counter() - started)
+        if header is not None:
+            header["host"] = host
     finally:
         dist.destroy_process_group()
     if header is not None:  # the whole sweep in one write: never interleaved with another's

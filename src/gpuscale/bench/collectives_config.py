@@ -39,6 +39,7 @@ GPU_MAX_BYTES = 1 << 30  # nccl-tests' usual -e 1G
 MAX_CALLS = 1_000_000  # timed or warm-up calls per size
 MAX_GAP_MS = 60_000  # ms of compute between timed calls
 CPU_MAX_BYTES = 64 << 20  # gloo on CPU: larger messages only take longer
+MIN_BYTES = 8  # nccl-tests' usual -b 8
 # Copies of the largest message each CPU rank's memory holds at once (the worker's
 # ``Buffers``, the check's mask, the transport's staging): all-reduce and broadcast one
 # buffer, gloo's chunks of it and the check's mask (a quarter); all-to-all and send/recv
@@ -83,10 +84,14 @@ def collectives(names: tuple[str, ...]) -> tuple[str, ...]:
 def sizes_reversed(smallest: int, largest: int, *, given: bool) -> str:
     """Why a sweep cannot run from ``smallest`` to ``largest`` bytes, its fields named
     (:func:`ref`; ``given``: the largest was given, else it is the device's default, said
-    as such): the way out, either field moved."""
+    as such; a smallest of :data:`MIN_BYTES` is the default, never typed to be refused):
+    the way out, either field moved."""
     above = ref("max_bytes", largest) if given else f"the default {ref('max_bytes')}"
+    below = ref("min_bytes", smallest)
+    if smallest == MIN_BYTES:
+        below = f"the default {ref('min_bytes')}"
     return (
-        f"{ref('min_bytes', smallest)} ({format_bytes(smallest)}) is above {above} "
+        f"{below} ({format_bytes(smallest)}) is above {above} "
         f"({format_bytes(largest)}): the sweep doubles from the smallest message to the "
         f"largest; give a smaller {ref('min_bytes')} or a larger {ref('max_bytes')}"
     )
@@ -100,7 +105,7 @@ class CollectivesConfig:
 
     backend: str = option("auto", help="auto, nccl or gloo.")
     min_bytes: int = text_option(
-        8, parse_bytes, shown="8", help="Smallest message (nccl-tests -b)."
+        MIN_BYTES, parse_bytes, shown=str(MIN_BYTES), help="Smallest message (nccl-tests -b)."
     )
     max_bytes: int | None = text_option(
         None,

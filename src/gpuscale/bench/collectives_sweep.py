@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
+from gpuscale.sources.bounded import skipped_lines
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
 from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables.commands import quoted_path
@@ -183,11 +184,15 @@ def _run(
 @dataclass(frozen=True)
 class InterconnectCheck:
     """A collectives sweep and what it says of the interconnect: ``settings`` (NCCL
-    environment findings) and ``verdicts`` (one sentence per collective), in words."""
+    environment findings) and ``verdicts`` (one sentence per collective), in words;
+    ``skipped``: the file's lines not read, a warning each (``read_sweeps``' problems);
+    ``closing``: where the sweep was appended, as ``bench`` says it."""
 
     run: SweepRun
     settings: list[str]
     verdicts: list[str]
+    skipped: list[str] = field(default_factory=list)
+    closing: str = ""
 
 
 def check_interconnect(
@@ -223,10 +228,13 @@ def check_interconnect(
         gpus=gpus,
         sweep_id=done.sweep_id,
     )
+    rows = counted(len(done.latest), "result row")
     return InterconnectCheck(
         run=done,
         settings=[f.message for f in check_env(done.env, nvlink=nvlink)],
         verdicts=[v.sentence() for v in verdicts],
+        skipped=skipped_lines(done.sweeps.problems),
+        closing=f"sweep {done.sweep_id}: {rows} appended to {quoted_path(asked.out)}",
     )
 
 

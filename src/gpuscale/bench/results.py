@@ -27,6 +27,7 @@ from gpuscale.sources.bounded import (
     first_schema,
     json_lines,
     schema_of,
+    skipped_lines,
 )
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import quoted_path, suggested_command
@@ -208,9 +209,7 @@ class BenchFile:
 
     def skipped_lines(self, most: int = 5) -> list[str]:
         """What was skipped as a command says it: the first ``most`` lines, then a count."""
-        rest = len(self.skipped) - most
-        more = [f"warning: {counted(rest, 'more line')} skipped"] if rest > 0 else []
-        return [f"warning: {problem}" for problem in self.skipped[:most]] + more
+        return skipped_lines(self.skipped, most)
 
     def unread_before(self, path: Path) -> list[str]:
         """What a sweep appending to the file at ``path`` says of its lines that could not

@@ -31,6 +31,7 @@ def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
         err.status(f"{','.join(config.ops)} on {world} processes"),
     ):
         check = check_interconnect(asked, config, world)
+    say(check.skipped, stderr=True)  # the file's lines not read, one each
     say(check.verdicts)  # the verdict first (one line per collective), then the detail
     say(f"NCCL setting: {s}" for s in check.settings)
     from gpuscale.interconnect.shown import sweep_failures, sweep_spread, sweep_views  # pandas
@@ -39,6 +40,7 @@ def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
     say((f"warning: {line}" for line in sweep_spread(check.run.latest)), stderr=True)
     for view in sweep_views(check.run.latest):
         show(view, Format.table)
+    say([check.closing], stderr=True)
 
 
 @app.command()

@@ -15,10 +15,35 @@ from gpuscale.interconnect.network import CommCurve, Link, Network
 
 
 @dataclass(frozen=True, slots=True)
+class CurveRead:
+    """How one curve (a collective on a rank count) was read off its file: the sweep
+    chosen (``iters``: its timed calls per size, None unrecorded) and the file's latest of
+    that collective and count; the time per size fitted (``median``: the slowest rank's
+    median call, ``time_us_p50``; ``mean``: nccl-tests' ``time_us``, where a size records
+    no median); ``noisy``: of its ``sizes``, those whose mean call is over
+    ``NOISY_P95_OVER_P50`` x its median (the bench's noise rule); ``means``: the curve of
+    the mean calls where the medians were fitted (what nccl-tests prints)."""
+
+    op: str
+    ranks: int
+    sweep_id: str
+    iters: int | None
+    latest_id: str
+    latest_iters: int | None
+    times: str
+    noisy: int
+    sizes: int
+    means: CommCurve | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class MeasuredCurves:
-    """A sweep's curves (latest sweep of each rank count, median per size) and what its
-    header says: ``nodes``, ``ranks``, whether it ran under compute load; ``source``: the file
-    as given."""
+    """A sweep's curves (per collective and rank count, the sweep of the most timed calls
+    per size, the latest of those; each size's median call) and what the header of the
+    latest sweep read says: ``nodes``, ``ranks``, whether it ran under compute load, its
+    host's load; ``source``: the file as given;
+    ``read``: how each curve was read; ``skipped``: the file's lines not read, one
+    sentence each."""
 
     curves: tuple[CommCurve, ...]
     source: str
@@ -26,6 +51,15 @@ class MeasuredCurves:
     ranks: int = 0
     under_load: bool = False
     device: str = ""  # the header's: "cpu" (gloo processes) or "cuda"; "" unsaid
+    sweep_id: str = ""  # the sweep whose header this is
+    # its host's CPU time other processes used while it ran (None: not measured)
+    other_load_share: float | None = None
+    read: tuple[CurveRead, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+    def read_of(self, curve: CommCurve) -> CurveRead | None:
+        """How ``curve`` was read (None: a curve this file did not give)."""
+        return next((r for r in self.read if (r.op, r.ranks) == (curve.op, curve.ranks)), None)
 
 
 def fit_link(curve: CommCurve, name: str) -> Link:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.interconnect.measured import MeasuredCurves
+from gpuscale.interconnect.measured import CurveRead, MeasuredCurves
 from gpuscale.interconnect.network import CommCurve
+from gpuscale.plausibility import NOISY_P95_OVER_P50
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.commands import quoted_path, suggested_command
@@ -166,8 +167,10 @@ def read_sweeps(path: str | Path) -> Sweeps:
 
 
 def read_collectives(path: Path) -> MeasuredCurves:
-    """A ``gpuscale collectives`` file's curves (latest sweep of each rank count, in-place
-    where both ran, median per size) and its latest header."""
+    """A ``gpuscale collectives`` file's curves (per collective and rank count, its sweep
+    of the most timed calls per size, the latest of those; in-place where both ran; each
+    size's median call: :func:`_curve`), how each was read, the header of the latest sweep
+    read and the file's lines skipped."""
     try:
         sweeps = read_sweeps(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
@@ -203,23 +206,24 @@ def read_collectives(path: Path) -> MeasuredCurves:
         raise NamedError(f"{quoted_path(path)}: no collectives measurement ({held})")
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []
+    read: list[CurveRead] = []
     for (op, ranks), rows in table.groupby(["op", "ranks"]):
         if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
             continue
-        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
-        if (rows["placement"] == "in-place").any():
-            rows = rows[rows["placement"] == "in-place"]
-        curve = rows.groupby("size_bytes")["time_us"].median()
-        if len(curve) >= 4:
-            sizes = tuple(curve.index.astype(float))
-            curves.append(CommCurve(str(op), int(ranks), sizes, tuple(curve.to_numpy(float) / 1e6)))
+        found = _curve(str(op), int(ranks), rows, sweeps.headers)
+        if found is not None:
+            curves.append(found[0])
+            read.append(found[1])
     if not any(c.op == "all_reduce" for c in curves):
         raise NamedError(
             f"{quoted_path(path)}: need an all_reduce sweep of 4 or more sizes on 2 or more "
             f"ranks (a one-device host measures none: leave out {ref('collectives')} and give "
             f"the link as {ref('interconnect')} (a preset))"
         )
-    header = sweeps.headers.get(sweeps.latest, {})  # none: no sweep
+    # the header of the latest sweep a curve was read off (none: no sweep row)
+    chosen = {r.sweep_id for r in read}
+    latest = next((i for i in reversed(sweeps.headers) if i in chosen), "")
+    header = sweeps.headers.get(latest, {})
     return MeasuredCurves(
         curves=tuple(curves),
         source=str(path),  # as given: two files of one name in two folders read apart
@@ -227,4 +231,64 @@ def read_collectives(path: Path) -> MeasuredCurves:
         ranks=int(header.get("ranks", 0)),
         under_load=bool(header.get("settings", {}).get("load")),
         device=str(header.get("device") or ""),
+        sweep_id=latest,
+        other_load_share=_share(header.get("host")),
+        read=tuple(read),
+        skipped=tuple(sweeps.problems),
+    )
+
+
+def _share(host: JSON) -> float | None:
+    """The share of the host's CPU time other processes used while a sweep ran, as its
+    header's ``host`` records it (None: not measured, or a sweep that records none)."""
+    share = host.get("other_load_share") if isinstance(host, dict) else None
+    ok = isinstance(share, int | float) and not isinstance(share, bool) and math.isfinite(share)
+    return float(share) if ok else None
+
+
+def _iters(header: dict[str, JSON]) -> int | None:
+    """A sweep's timed calls per size, as its header records them (None: unrecorded)."""
+    settings = header.get("settings")
+    iters = settings.get("iters") if isinstance(settings, dict) else None
+    return iters if isinstance(iters, int) and not isinstance(iters, bool) else None
+
+
+def _curve(
+    op: str, ranks: int, rows: pd.DataFrame, headers: dict[str, dict[str, JSON]]
+) -> tuple[CommCurve, CurveRead] | None:
+    """The curve of ``op`` on ``ranks`` (``rows``: its ``ok`` results, in file order) and
+    how it was read; None under 4 sizes. The sweep read is the one of the most timed calls
+    per size (a median of 20 calls is steadier than one of 5), the latest of those; its
+    in-place rows where both placements ran; each size's median call where every size
+    records one, else the mean (version 1 files, rows made by hand)."""
+    order = list(dict.fromkeys(rows["sweep_id"]))  # oldest first
+    iters = {i: _iters(headers.get(str(i), {})) for i in order}
+    chosen = max(reversed(order), key=lambda i: iters[i] or 0)  # ties: the latest
+    rows = rows[rows["sweep_id"] == chosen]
+    if (rows["placement"] == "in-place").any():
+        rows = rows[rows["placement"] == "in-place"]
+    by_size = rows.groupby("size_bytes")
+    mean = by_size["time_us"].median()  # one row per size: its mean call
+    median = pd.to_numeric(by_size["time_us_p50"].median(), errors="coerce")
+    if len(mean) < 4:
+        return None
+    fitted = "median" if median.notna().all() and (median > 0).all() else "mean"
+    times = median if fitted == "median" else mean
+    noisy = int((mean > NOISY_P95_OVER_P50 * median).sum())  # NaN: not noisy
+    sizes = tuple(mean.index.astype(float))
+
+    def curve(of: pd.Series) -> CommCurve:
+        return CommCurve(op, ranks, sizes, tuple(of.to_numpy(float) / 1e6))
+
+    return curve(times), CurveRead(
+        op=op,
+        ranks=ranks,
+        sweep_id=str(chosen),
+        iters=iters[chosen],
+        latest_id=str(order[-1]),
+        latest_iters=iters[order[-1]],
+        times=fitted,
+        noisy=noisy,
+        sizes=len(sizes),
+        means=curve(mean) if fitted == "median" else None,
     )

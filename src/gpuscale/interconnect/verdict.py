@@ -13,7 +13,8 @@ network's: the verdict says which), and a sweep on one node is not judged agains
 network preset (no network was crossed); a sweep across nodes is, through its NICs as the
 advice costs the network (``expected``).
 Each verdict carries the peak against earlier sweeps that ran alike
-(:mod:`gpuscale.interconnect.changes`: a drop, a rise, noise or within 15%).
+(:mod:`gpuscale.interconnect.changes`: a drop, a rise, noise or within 15%), and the
+flags of a sweep run on a busy host (its header's ``host``, as ``bench`` flags a run).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gpuscale.hardware.links import PRESETS, get_preset
 from gpuscale.interconnect.changes import SweepChange, sweep_change
 from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node, sweep_ring
 from gpuscale.interconnect.topology import Topology
+from gpuscale.plausibility import host_flags
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.json_depth import JSON
 
@@ -55,6 +57,9 @@ class OpVerdict:
     gpus: tuple[int, ...] | None = None
     ring_link: str | None = None
     ring_preset: str | None = None
+    # the flags the sweep's host load raises (``plausibility.host_flags``: a busy host,
+    # CPU steal), read off its header's ``host``; none where not measured or quiet
+    host: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, JSON]:
         """The verdict as JSON: its figures, the ring judged against and the sentence."""
@@ -69,6 +74,7 @@ class OpVerdict:
             "ring_link": self.ring_link,
             "ring_preset": self.ring_preset,
             "causes": list(self.causes),
+            "host": list(self.host),
             "sentence": self.sentence(),
         }
 
@@ -88,6 +94,8 @@ class OpVerdict:
             text += ". Check: " + "; ".join(self.causes)
         if self.change is not None:
             text += f". {self.change.sentence()}"
+        if self.host:  # whatever the verdict: the calls shared the host's CPUs
+            text += ". " + "; ".join(f[:1].upper() + f[1:] for f in self.host)
         return text + "."
 
 
@@ -178,6 +186,8 @@ def judge(
     latest = sweep_id or sweeps.latest
     header = sweeps.headers.get(latest, {}) if latest else {}
     nodes = nodes_of(header)
+    host = header.get("host") if isinstance(header.get("host"), dict) else None
+    busy = tuple(host_flags(host, during="the sweep"))  # type: ignore[arg-type]
     table = sweeps.results
     ok = table[(table["status"] == "ok") & table["busbw_gbs"].notna()]
     mine = ok[ok["sweep_id"] == latest]
@@ -245,6 +255,7 @@ def judge(
                 gpus=ring.gpus if ring else None,
                 ring_link=ring.link if ring else None,
                 ring_preset=ring.preset if ring else None,
+                host=busy,
             )
         )
     return out

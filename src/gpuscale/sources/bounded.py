@@ -9,9 +9,10 @@ sweeps) is read by :func:`json_lines`, its nesting bounded too (``tables.json_de
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from gpuscale.quantities import counted
 from gpuscale.tables import json_depth
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.json_depth import JSON
@@ -133,3 +134,11 @@ def results_file_given_as_round(path: Path) -> str | None:
             f"--collectives {quoted} to gpuscale advise"
         )
     return None
+
+
+def skipped_lines(problems: Sequence[str], most: int = 5) -> list[str]:
+    """A file's lines a reader skipped as a command says them: one warning each for the
+    first ``most``, then a count of the rest (a bench file's, a collectives file's)."""
+    rest = len(problems) - most
+    more = [f"warning: {counted(rest, 'more line')} skipped"] if rest > 0 else []
+    return [f"warning: {problem}" for problem in problems[:most]] + more

@@ -238,9 +238,17 @@ class RoundBuilder:
         self, org: str, system_id: str, benchmark: str, minutes: list[float], **kwargs: Any
     ) -> RoundBuilder:
         ruleset = self.name.rsplit("_v", 1)[-1] + ".0"
+        start = kwargs.pop("start_ms", 1_000_000)
         for i, m in enumerate(minutes):
+            # each run its own start (a minute apart), as real runs have: two runs of one
+            # result with the same start and stop are one run published twice
             self.files[f"{org}/results/{system_id}/{benchmark}/result_{i}.txt"] = result_log(
-                benchmark=benchmark, minutes=m, seed=i, ruleset=ruleset, **kwargs
+                benchmark=benchmark,
+                minutes=m,
+                seed=i,
+                ruleset=ruleset,
+                start_ms=start + i * 60_000,
+                **kwargs,
             ).encode()
         return self
 

@@ -102,3 +102,108 @@ def test_round_without_power_logs(tmp_path: Path) -> None:
     tables = read_round(rb.write_dir(tmp_path))
     assert tables.runs["energy_kj"].isna().all()
     assert pd.isna(tables.scores.iloc[0]["energy_kj"])
+
+
+def test_a_power_log_states_its_scope_on_its_conversion_eff_line() -> None:
+    """MLCommons' power_measurement.py writes ``measurement_type`` into the metadata of
+    ``conversion_eff`` (Dell v4.1 and Lenovo v5.0: ``AC``); a log without one states none."""
+
+    def stating(word: object) -> bytes:
+        return "\n".join(
+            [
+                line("power_measurement_start", None, 0),
+                line("conversion_eff", 0.96, 0, measurement_type=word),
+                line("power_reading", 100.0, 1000),
+                line("power_measurement_stop", None, 1000),
+            ]
+        ).encode()
+
+    assert read_power_log(stating("AC"), "node").scope == "AC"
+    assert read_power_log(stating("dc"), "node").scope == "DC"
+    assert read_power_log(node_log([(1000, 100.0)], 0, 1000, 0.9), "node").scope == ""
+    odd = read_power_log(stating("wall"), "node")
+    assert odd.scope == "" and "'wall'" in odd.note
+    assert odd.mean_power_w == pytest.approx(96.0)  # the power is read all the same
+
+
+def _metered(rb: RoundBuilder, system: str, scope: str | None) -> None:
+    """Ten 1..10-minute BERT runs of ``system``, each with a 1 kW node log stating
+    ``scope`` (None: stating none)."""
+    rb.system("Acme", system).runs("Acme", system, "bert", [float(m) for m in range(1, 11)])
+    for i in range(10):
+        said = {} if scope is None else {"measurement_type": scope}
+        log = [line("power_measurement_start", None, 0), line("conversion_eff", 1.0, 0, **said)]
+        log += [line("power_reading", 1000.0, 1000), line("power_measurement_stop", None, 1000)]
+        rb.raw(f"Acme/results/{system}/bert/power/result_{i}/node_0.txt", "\n".join(log))
+
+
+def test_the_power_scope_is_the_logs_word_else_the_names(tmp_path: Path) -> None:
+    """box's logs say AC, its names nothing: AC (it read "unstated"); box-ac's names say
+    AC, its logs nothing: AC; box-dc's logs say AC where its name says DC: the logs' AC,
+    the disagreement said in problems and under the energy table; plain has no power
+    logs: no scope."""
+    rb = RoundBuilder()
+    _metered(rb, "box", "AC")
+    _metered(rb, "box-ac", None)
+    _metered(rb, "box-dc", "AC")
+    rb.system("Acme", "plain").runs("Acme", "plain", "bert", [float(m) for m in range(1, 11)])
+    tables = read_round(rb.write_dir(tmp_path))
+    scopes = tables.scores.set_index("system_id")["power_scope"].to_dict()
+    assert scopes == {"box": "AC", "box-ac": "AC", "box-dc": "AC", "plain": ""}
+    runs = tables.runs.groupby("system_id")["power_scope"].agg(set).to_dict()
+    assert runs == {"box": {"AC"}, "box-ac": {""}, "box-dc": {"AC"}, "plain": {""}}
+    said = tables.problems[tables.problems["kind"] == "power log"]
+    assert said["path"].tolist() == ["Acme/results/box-dc/bert/power"]
+    assert "state AC" in said["message"].iloc[0] and "say DC" in said["message"].iloc[0]
+    view = energy_view(tables, ["bert"])
+    assert sorted(view.frame["power_scope"]) == ["AC", "AC", "AC"]
+    assert [n for n in view.notes if "box-dc" in n] == [
+        f"v4.1 Acme/box-dc bert: {said['message'].iloc[0]}"
+    ]
+
+
+def test_energy_per_sample_is_measured_not_scaled(tmp_path: Path) -> None:
+    """The energy score is MLCommons' (the kept runs' mean times the RCP scaling factor);
+    energy per sample is those runs' measured energy over the samples they trained:
+    scaled, it overstated the energy a sample takes by the factor."""
+    import json
+
+    from gpuscale.analysis.energy_per_result import energy_table
+
+    from .logbuilder import convergence_point
+
+    gbs, samples = convergence_point("4.1.0", "bert")
+    rb = RoundBuilder().system("Acme", "box")
+    rb.runs("Acme", "box", "bert", [float(m) for m in range(1, 11)], samples=samples, gbs=gbs)
+    for i in range(10):
+        rb.raw(
+            f"Acme/results/box/bert/power/result_{i}/node_0.txt", node_log([(1000, 1e3)], 0, 1000)
+        )
+    rb.raw("Acme/results/box/bert/scaling.json", json.dumps({"scaling_factor": 1.5}))
+    row = energy_table(read_round(rb.write_dir(tmp_path))).iloc[0]
+    # kept: the 2..9-minute runs at 1 kW, 330 kJ on average; scored x1.5
+    assert row["energy_kj"] == pytest.approx(1.5 * 330.0)
+    assert row["energy_per_sample_j"] == pytest.approx(1000 * 330.0 / samples)
+
+
+def test_the_bundled_power_results_read_their_scope_and_measured_energy() -> None:
+    """Dell's v4.1 and Lenovo's v5.0 logs state AC (they read "unstated"); v4.0 SMC's
+    state none and their folders say AC or DC. Per sample, unscaled: SMC's 8-GPU Llama2
+    AC 3,815 J (3,948 J scaled by 1.0347), 72-GPU 3D U-Net AC 16.8 J (17.7 J by 1.0594);
+    the energy scores stay MLCommons'."""
+    from gpuscale import load_round
+    from gpuscale.analysis.energy_per_result import energy_table
+
+    energy = energy_table(load_round("v4.0", "v4.1", "v5.0"))
+    scopes = energy.groupby(["round", "org"])["power_scope"].agg(set).to_dict()
+    assert scopes == {
+        ("v4.0", "smc-ac-power"): {"AC"},
+        ("v4.0", "smc-dc-power"): {"DC"},
+        ("v4.1", "Dell"): {"AC"},
+        ("v5.0", "Lenovo"): {"AC"},
+    }
+    smc = energy[energy["org"] == "smc-ac-power"].set_index(["benchmark", "accelerators"])
+    assert smc.loc[("llama2_70b_lora", 8), "energy_kj"] == pytest.approx(12127.9, abs=0.1)
+    assert smc.loc[("llama2_70b_lora", 8), "energy_per_sample_j"] == pytest.approx(3815.4, abs=0.1)
+    assert smc.loc[("unet3d", 72), "energy_kj"] == pytest.approx(6010.5, abs=0.1)
+    assert smc.loc[("unet3d", 72), "energy_per_sample_j"] == pytest.approx(16.82, abs=0.01)

@@ -110,8 +110,10 @@ def test_the_path_as_given_names_the_problems(reads, tmp_path: Path) -> None:
     first = read_paths([damaged], ["v4.1"])
     second = read_paths([link], ["v4.1"])
     assert len(reads) == 2
-    assert list(first.problems["path"]) == ["cut.tar.xz"]
-    assert list(second.problems["path"]) == ["other.tar.xz"]
+    # the archive's own problem (what else was read before the cut depends on its bytes)
+    damage = [t.problems[t.problems["kind"] == "corrupt archive"] for t in (first, second)]
+    assert list(damage[0]["path"]) == ["cut.tar.xz"]
+    assert list(damage[1]["path"]) == ["other.tar.xz"]
     assert read_paths([link], ["v4.1"]).problems.equals(second.problems)
     assert len(reads) == 2  # the link read again: from the cache
 

@@ -354,8 +354,8 @@ def test_each_systems_table_says_whom_its_speedup_and_e_are_against(report) -> N
 
 def test_the_energy_result_reads_as_gpuscale_energy_shows_it(tmp_path) -> None:
     """v4.1's one power submission (Dell, 64 x H100, Llama2 70B LoRA: 16,384.27 kJ):
-    `gpuscale energy` shows 16,380 kJ and its power scope, unstated; the report wrote
-    16,384 kJ and no scope."""
+    `gpuscale energy` shows 16,380 kJ and its power scope, AC (as its logs state it); the
+    report wrote 16,384 kJ and no scope."""
     from gpuscale.analysis.energy_per_result import energy_view
     from gpuscale.report.rounds_section import energy_section
     from gpuscale.report.svg import FigureFiles
@@ -363,9 +363,9 @@ def test_the_energy_result_reads_as_gpuscale_energy_shows_it(tmp_path) -> None:
     tables = load_round("v4.1")
     section = energy_section(tables, ["llama2_70b_lora"], FigureFiles(tmp_path))
     (said,) = [f for f in section.findings if "W per accelerator" in f]
-    assert "16,380 kJ (4.6 kWh) in 5.05 min" in said and "power scope unstated" in said
+    assert "16,380 kJ (4.6 kWh) in 5.05 min" in said and "power scope AC" in said
     (headline,) = energy_view(tables, ["llama2_70b_lora"]).headline  # the CLI's words
-    assert "16,380 kJ" in headline and "power scope unstated" in headline
+    assert "16,380 kJ" in headline and "power scope AC" in headline
 
 
 def test_the_trends_say_each_rounds_time_is_at_its_own_most_common_count(tmp_path) -> None:

@@ -47,6 +47,7 @@ from gpuscale.tables import (
 )
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.checks import check_round_tables
+from gpuscale.tables.repeated_runs import repeated_notes
 from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.requests import check_keywords, keyword_doc, keyword_signature
 from gpuscale.tables.result_repr import result_repr
@@ -297,7 +298,22 @@ def analyze_asked(
     other += contradicted(tables.scores, pairs)
     other += uncounted(tables.scores, pairs, options.division)
     other += open_analysed((r.round, r.workload, r.table) for r in results)
+    other += repeated_analysed(tables.scores, results)
     return Analysed(results, options, [*read_as, *other, *clusters_lowered(results, options.k)])
+
+
+def repeated_analysed(scores: pd.DataFrame, results: list[WorkloadAnalysis]) -> list[str]:
+    """A note per result analysed whose score averages a run published twice
+    (``repeated_runs``: kept in the analysis, as a result scored from fewer result files
+    is; :mod:`gpuscale.tables.repeated_runs`)."""
+    if "repeated_runs" not in scores or not results:
+        return []
+    key = ["round", "org", "system_id", "benchmark"]
+    analysed = pd.concat([r.table[key] for r in results]).drop_duplicates()
+    rows = scores.merge(analysed.astype(object), on=key) if len(analysed) else scores.iloc[:0]
+    return repeated_notes(
+        rows, then="; analysed all the same, as a result scored from fewer result files is"
+    )
 
 
 # how the analysis is asked for another division (``left_out``'s ``how``)

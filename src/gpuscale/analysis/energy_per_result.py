@@ -1,15 +1,15 @@
 """Energy to train per result: per sample, per accelerator-hour, and the compute share.
 
-From the ``scores`` energy (the official rule over the kept runs, kJ) and the ``runs``
-split into compute (nodes) and interconnect (switches):
-``energy_per_sample_j = 1000 * energy_kj / samples_to_converge`` (where the convergence
-count is in samples and not flagged as impossible),
-``energy_per_accelerator_hour_kj = energy_kj / (N * T / 60)``.
+From the ``scores`` energy (the official rule over the kept runs, kJ, times the RCP
+scaling factor as MLCommons scores it) and the ``runs`` split into compute (nodes) and
+interconnect (switches):
+``energy_per_sample_j = 1000 * sum(energy_kj) / sum(samples_to_converge)`` over the runs
+the score kept, as measured (unscaled: a physical quantity, where the convergence count is
+in samples and not flagged as impossible),
+``energy_per_accelerator_hour_kj = energy_kj / (N * T / 60)`` (both scaled alike).
 """
 
 from __future__ import annotations
-
-import re
 
 import pandas as pd
 
@@ -19,25 +19,9 @@ from gpuscale.quantities import TABLE_DIGITS, counted, joined, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.checks import check_round_tables, check_text
 from gpuscale.tables.measures import accelerator_hours
+from gpuscale.tables.power_scope import named_scope, power_scope, scope_disagreement
 from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_KEYS, ENERGY_SHOWN, TableView
-
-_SCOPE = re.compile(r"(?:^|[-_ ./])(AC|DC)(?:$|[-_ ./])", re.IGNORECASE)
-
-
-def power_scope(scores: pd.DataFrame) -> pd.Series:
-    """Where each result's power was measured, as its names declare it (the logs' own
-    ``power_reading`` lines say only watts): ``AC`` (at the wall) or ``DC`` (at the
-    node) where its folder, system id or system name says so, else ``unstated``."""
-    names = (
-        scores["org"].astype(str)
-        + "/"
-        + scores["system_id"].astype(str)
-        + "/"
-        + scores["system_name"].astype(str)
-    )
-    found = names.str.extract(_SCOPE, expand=False).str.upper()
-    return found.fillna("unstated").astype(str)
 
 
 def energy_table(tables: RoundTables, benchmark: str | None = None) -> pd.DataFrame:
@@ -47,7 +31,8 @@ def energy_table(tables: RoundTables, benchmark: str | None = None) -> pd.DataFr
     them), every workload's where ``benchmark`` is None. Every power
     measurement is a row, results with the same runs under another name included (the
     same runs measured at another point of the power chain: ``same_runs_as`` names the
-    other); ``power_scope`` says where each was measured (:func:`power_scope`). A result
+    other); ``power_scope`` says where each was measured (its power logs' word, else its
+    names': :func:`gpuscale.tables.power_scope.power_scope`). A result
     whose logs contradict their folder (``log_flag``) is left out, as in every analysis.
     Empty for rounds without power logs (before v4.0), and a benchmark's without them:
     either says why in ``attrs["why_empty"]``, as ``gpuscale energy`` does."""
@@ -73,9 +58,13 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
         return scores.assign(power_scope=pd.Series(dtype=str), **dict.fromkeys(derived, 0.0))
     scores["power_scope"] = power_scope(scores)
     kept = tables.runs[tables.runs["kept"].astype(bool)]
-    parts = kept.groupby(["round", "org", "system_id", "benchmark"])[
-        ["compute_energy_kj", "interconnect_energy_kj"]
-    ].sum()
+    # a kept run's samples only where it has an energy: sum(energy) / sum(samples) of one
+    # set of runs (a run without either leaves the sum NaN: min_count)
+    measured = kept[["compute_energy_kj", "interconnect_energy_kj", "energy_kj"]].astype(float)
+    measured["samples"] = kept["samples_to_converge"].astype(float)
+    by_result = [kept[c] for c in ("round", "org", "system_id", "benchmark")]
+    parts = measured.groupby(by_result).sum(min_count=1)
+    parts = parts.where(~measured.isna().groupby(by_result).any())
     keys = pd.MultiIndex.from_frame(scores[["round", "org", "system_id", "benchmark"]])
     compute = parts["compute_energy_kj"].reindex(keys).to_numpy()
     total = compute + parts["interconnect_energy_kj"].reindex(keys).to_numpy()
@@ -83,9 +72,13 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
     hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
     # float64, as every other energy column (an Int64 count made it Float64: pd.NA, not NaN)
     scores["energy_per_accelerator_hour_kj"] = (scores["energy_kj"] / hours).astype(float)
-    per_sample = 1000.0 * scores["energy_kj"] / plausible_samples(scores)
+    # the kept runs' measured energy over the samples they trained (unscaled): the score's
+    # scaling factor stretches its energy and time, not the work done
+    per_sample = 1000.0 * parts["energy_kj"] / parts["samples"]
+    per_sample = pd.Series(per_sample.reindex(keys).to_numpy(), index=scores.index)
+    counted_in_samples = scores["convergence_unit"] == str(Unit.SAMPLES)
     scores["energy_per_sample_j"] = per_sample.where(
-        scores["convergence_unit"] == str(Unit.SAMPLES)
+        counted_in_samples & plausible_samples(scores).notna()
     )
     return scores.sort_values(["round", "benchmark", "accelerators"]).reset_index(drop=True)
 
@@ -362,7 +355,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         ENERGY_SHOWN,
         "energy to train (official rule)",
         ENERGY_DROP_ORDER,
-        notes=(*per_sample_missing(frame), *lost),
+        notes=(*per_sample_missing(frame), *lost, *scope_notes(frame)),
         said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
         headline=energy_headline(frame),
         keys=ENERGY_KEYS,
@@ -397,6 +390,17 @@ def energy_unknown(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]
             "its score keeps has a power log that gave no power (the round's problems, kind "
             "'power log', say why), and the other logs' sum would be too low"
         )
+    return tuple(out)
+
+
+def scope_notes(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note per energy row whose power logs state both scopes, or one its names
+    contradict (the ingest's ``power log`` problem, said where the energy is shown)."""
+    out = []
+    for row in frame.itertuples(index=False):
+        named = named_scope(str(row.org), str(row.system_id), str(row.system_name))
+        if said := scope_disagreement(str(row.power_scope), named):
+            out.append(f"{row.round} {row.org}/{row.system_id} {row.benchmark}: {said}")
     return tuple(out)
 
 

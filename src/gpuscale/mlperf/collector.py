@@ -14,7 +14,7 @@ import orjson
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.layout import wanted
 from gpuscale.mlperf.parse import Parsed
-from gpuscale.mlperf.power import PowerLog
+from gpuscale.mlperf.power import Logs, PowerLog
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 from gpuscale.sources import Entry, Skipped
 from gpuscale.tables import (
@@ -37,11 +37,9 @@ class Collector:
     problems: list[ProblemRow] = field(default_factory=list)
     scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
     bench_dirs: set[tuple[str, str, str]] = field(default_factory=set)
-    # (org, system, benchmark folder, run stem) -> (kind, mean power W) of each power file,
-    # None for one that gave none (its run then has no energy)
-    power: dict[tuple[str, str, str, str], list[tuple[str, float | None]]] = field(
-        default_factory=dict
-    )
+    # (org, system, benchmark folder, run stem) -> (kind, mean power W, stated scope) of
+    # each power file, None for one that gave no power (its run then has no energy)
+    power: dict[tuple[str, str, str, str], Logs] = field(default_factory=dict)
     power_notes: dict[tuple[str, str], int] = field(default_factory=dict)
     damaged: str = ""  # why the source could not be read to its end
 
@@ -58,7 +56,7 @@ class Collector:
             where = f"{org}/results/{system_id}/{bench}/power"
             self.power_notes[(where, log.note)] = self.power_notes.get((where, log.note), 0) + 1
         self.power.setdefault((org, system_id, bench, stem), []).append(
-            (log.kind, log.mean_power_w)
+            (log.kind, log.mean_power_w, log.scope)
         )
 
     def problem(self, path: str, kind: str, message: str) -> None:

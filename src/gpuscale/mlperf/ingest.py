@@ -24,7 +24,7 @@ from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_probl
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, round_name_to_read
 from gpuscale.mlperf.no_results import NoResultsError, no_results, refused_path
 from gpuscale.mlperf.parse import parse_entry, task_for
-from gpuscale.mlperf.power import add_energy
+from gpuscale.mlperf.power import add_energy, result_scopes
 from gpuscale.mlperf.round_hints import GIVEN, other_round
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.mlperf.scores import build_scores
@@ -173,6 +173,7 @@ def _tables(col: Collector) -> RoundTables:
     )
     for r in runs:
         r["submitter"] = submitters.get((r["org"], r["system_id"]))
+        r["power_scope"] = ""  # the scope its power logs state (add_energy): none without
     if col.power:
         add_energy(runs, col.power)
     for (where, note), count in sorted(col.power_notes.items()):
@@ -186,6 +187,9 @@ def _tables(col: Collector) -> RoundTables:
     runs_frame = frame_of(RUNS_SCHEMA, runs)
     scores = mark_copies(scored.scores, runs_frame)  # one result under two names: once
     scores["log_flag"] = log_flags(scores, contradicted)
+    metered = {key[:3] for key in col.power}
+    scores["power_scope"], scope_problems = result_scopes(col.round_name, scores, runs, metered)
+    col.problems.extend(scope_problems)
     col.problems.extend(same_runs_problems(scores))
     return RoundTables(
         systems=frame_of(SYSTEMS_SCHEMA, col.systems),

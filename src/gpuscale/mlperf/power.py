@@ -22,16 +22,22 @@ and says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuscale.mlperf.mllog import (
     Record,
     find_payloads,
     finite_or_none,
+    metadata_of,
     select_records,
     time_of,
     value_of,
 )
-from gpuscale.tables import Row
+from gpuscale.tables import ProblemKind, ProblemRow, Row, benchmark_of_folder, problem_row
+from gpuscale.tables.power_scope import SCOPES, named_scope, scope_disagreement, stated_scope
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _NODE_KEYS = frozenset(
     {"power_measurement_start", "power_measurement_stop", "power_reading", "conversion_eff"}
@@ -70,6 +76,7 @@ class PowerLog:
     kind: str  # "node" or "switch"
     mean_power_w: float | None
     note: str = ""
+    scope: str = ""  # AC or DC as its conversion_eff line states it ("" where it does not)
 
 
 def _mean_node_power(
@@ -118,13 +125,37 @@ def _switch(records: list[tuple[int, Record]], note: str) -> PowerLog:
 _KEYS_OF = {"node": _NODE_KEYS}
 
 
+def _scope(records: list[tuple[int, Record]]) -> tuple[str, str]:
+    """(the power scope the first ``conversion_eff`` line states in its metadata's
+    ``measurement_type``: ``AC``, ``DC`` or "", a note on a word that is neither)."""
+    for _, rec in records:
+        if rec.key != "conversion_eff":
+            continue
+        metadata = metadata_of(rec)
+        said = metadata.get("measurement_type") if isinstance(metadata, dict) else None
+        if said is None:
+            return "", ""
+        word = str(said).strip().upper()
+        if word in SCOPES:
+            return word, ""
+        return "", f"measurement_type {said!r} is neither AC nor DC, read as unstated; "
+    return "", ""
+
+
 def read_power_log(data: bytes, kind: str) -> PowerLog:
-    """Mean power of a ``node_*.txt`` or ``sw_*.txt`` file; never raises."""
+    """Mean power of a ``node_*.txt`` or ``sw_*.txt`` file and the scope it states;
+    never raises."""
     by_key, failures = select_records(find_payloads(data), _KEYS_OF.get(kind, _SW_KEYS))
     records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
-    note = ""
+    scope, note = _scope(records)
     if failures:
-        note = f"{len(failures)} unreadable lines; "
+        note += f"{len(failures)} unreadable lines; "
+    log = _read_power(records, kind, note)
+    return PowerLog(log.kind, log.mean_power_w, log.note, scope)
+
+
+def _read_power(records: list[tuple[int, Record]], kind: str, note: str) -> PowerLog:
+    """The mean power of a file's records (None with why where they give none)."""
     try:
         if kind == "switch":
             return _switch(records, note)
@@ -142,21 +173,51 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
         return PowerLog(kind, None, note + str(exc))
 
 
-def add_energy(
-    runs: list[Row], power: dict[tuple[str, str, str, str], list[tuple[str, float | None]]]
-) -> None:
+# (kind, mean power W or None, stated scope) of each power file of a run
+Logs = list[tuple[str, float | None, str]]
+
+
+def add_energy(runs: list[Row], power: dict[tuple[str, str, str, str], Logs]) -> None:
     """Energy to train of each counted run with power logs (kJ): nodes, switches and
     their sum (None elsewhere, and where one of its power files gave no mean power: the
-    other files' sum would be too low)."""
+    other files' sum would be too low); and the power scope its logs state
+    (``power_scope``: ``AC``, ``DC``, ``AC/DC`` where they disagree, "" where none says)."""
     for r in runs:
         logs = power.get((r["org"], r["system_id"], r["benchmark"], r["run_file"].split(".")[0]))
-        nodes = [w for kind, w in logs or () if kind == "node"]
-        whole = all(w is not None for _, w in logs or ())
+        r["power_scope"] = stated_scope(scope for *_, scope in logs or ())
+        nodes = [w for kind, w, _ in logs or () if kind == "node"]
+        whole = all(w is not None for _, w, _ in logs or ())
         ttt_ms = r["run_stop_ms"] - r["run_start_ms"] if nodes and whole and r["counted"] else None
         if not ttt_ms:
             r["compute_energy_kj"] = r["interconnect_energy_kj"] = r["energy_kj"] = None
             continue
-        switches = [w for kind, w in logs if kind == "switch"]
+        switches = [w for kind, w, _ in logs if kind == "switch"]
         r["compute_energy_kj"] = sum(nodes) * ttt_ms / 1e6
         r["interconnect_energy_kj"] = sum(switches) * ttt_ms / 1e6
         r["energy_kj"] = r["compute_energy_kj"] + r["interconnect_energy_kj"]
+
+
+def result_scopes(
+    round_name: str, scores: pd.DataFrame, runs: list[Row], metered: set[tuple[str, str, str]]
+) -> tuple[list[str], list[ProblemRow]]:
+    """Each result's ``power_scope`` (its runs' logs', else its names', else ``unstated``;
+    "" for a result without power logs: not one of ``metered``, its (org, system id,
+    benchmark folder)) and a ``power log`` problem where the logs state both scopes or one
+    the names contradict (``gpuscale.tables.power_scope``)."""
+    stated: dict[tuple[object, ...], set[str]] = {}
+    for r in runs:  # a run's scope is one, or both joined (AC/DC)
+        for scope in str(r.get("power_scope") or "").split("/"):
+            stated.setdefault((r["org"], r["system_id"], r["benchmark"]), set()).add(scope)
+    out, problems = [], []
+    keys = scores[["org", "system_id", "benchmark", "system_name"]].itertuples(index=False)
+    for org, system_id, folder, name in keys:
+        if (org, system_id, folder) not in metered:
+            out.append("")
+            continue
+        logs = stated_scope(stated.get((org, system_id, benchmark_of_folder(folder)), ()))
+        names = named_scope(str(org), str(system_id), str(name))
+        out.append(logs or names)
+        if said := scope_disagreement(logs, names):
+            where = f"{org}/results/{system_id}/{folder}/power"
+            problems.append(problem_row(round_name, where, ProblemKind.POWER_LOG, said))
+    return out, problems

@@ -35,6 +35,7 @@ from gpuscale.tables import (
     frame_of,
     problem_row,
 )
+from gpuscale.tables.repeated_runs import repeated_count, repeated_said
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 
@@ -295,6 +296,11 @@ def _score_folder(
         )
     scored = system is not None and result.time_to_train_min is not None
     problems += _folder_problems(rules, where, folder, len(group), reason, scored)
+    # the same run published twice: scored as the official tool scores it, said
+    repeated = repeated_count((r["run_start_ms"], r["run_stop_ms"]) for r in group)
+    if repeated:
+        said = repeated_said(repeated, len(group), required)
+        problems.append(problem_row(rules.round_name, where, ProblemKind.FEWER_RUNS, said))
     row: Row = {
         "source": "mlperf",
         "round": rules.round_name,
@@ -316,6 +322,7 @@ def _score_folder(
         "time_to_train_min": time_to_train_min,
         "score_reason": reason,
         "kept_runs": len(result.kept),
+        "repeated_runs": repeated,
         "global_batch_size": _common_value([r["global_batch_size"] for r in group]),
         "energy_kj": _official_energy([counted[i] for i in result.kept], factor),
         "samples_to_converge": olympic_samples(

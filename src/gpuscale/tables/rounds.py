@@ -81,6 +81,7 @@ RUNS_SCHEMA: dict[str, str] = {
     "compute_energy_kj": "float64",
     "interconnect_energy_kj": "float64",
     "energy_kj": "float64",
+    "power_scope": "str",  # AC or DC as its power logs state it ("" where they state none)
 }
 RUNS_COLUMNS: tuple[str, ...] = tuple(RUNS_SCHEMA)
 
@@ -110,12 +111,14 @@ SCORES_SCHEMA: dict[str, str] = {
     "time_to_train_min": "float64",
     "score_reason": "str",
     "kept_runs": "int64",
+    "repeated_runs": "int64",  # runs with another's start and stop (tables.repeated_runs)
     "global_batch_size": "float64",
     "samples_to_converge": "float64",
     "convergence_unit": "str",  # samples, epochs, steps or tokens (the RCPs' unit)
     "samples_to_converge_flag": "str",  # why it cannot be true ("" when plausible)
     "source": "str",
     "energy_kj": "float64",
+    "power_scope": "str",  # where its power was measured (tables.power_scope)
     "first_round": "str",
     "republished_in": "str",
     "same_runs_as": "str",
@@ -208,7 +211,7 @@ class ProblemKind(Code):
     CORRUPT_ARCHIVE = "corrupt archive"
     UNREADABLE = "unreadable"
     NO_SCORE = "no score"
-    FEWER_RUNS = "fewer runs"  # scored, as the official tool scores it, from fewer files
+    FEWER_RUNS = "fewer runs"  # scored, as the official tool scores it, from fewer runs
     POWER_LOG = "power log"
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from gpuscale.quantities import counted, of_the
 from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.json_depth import JSON
+from gpuscale.tables.repeated_runs import repeated_notes
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
@@ -204,6 +205,7 @@ def scores_view(
             "with same_runs_as naming the other; analyses count those runs once "
             "(--duplicates lists only these pairs)",
         )
+    notes += tuple(repeated_notes(frame))  # the same run published twice: said where scored
     empty = ""
     if options.duplicates:
         paired = frame[twins | in_a_twin_pair(frame).to_numpy(bool)]

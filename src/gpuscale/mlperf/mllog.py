@@ -12,7 +12,7 @@ line (``NaN``, a stray form feed, a missing field...), that line is decided by t
 official rule itself (``json.loads`` of the stripped latin-1 text).
 
 Finding the lines is the optional C extension ``gpuscale.mlperf._scan`` (memmem at
-memory speed, about 3.8x the regex path; a whole round's read about 1.2x, docs/speed.md)
+memory speed, about 3.9x the regex path; a whole round's read about 1.2x, docs/speed.md)
 where it was built, else ``re.findall``: the two give the same bytes for any input (a
 property test compares them).
 

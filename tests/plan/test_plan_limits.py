@@ -18,8 +18,13 @@ from gpuscale.cli import app
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.planning import plan
 from gpuscale.planning.cache import default_fits
-from gpuscale.planning.limits import batch_beyond
-from gpuscale.planning.predict import minutes_at_batch, plannable, predict_point
+from gpuscale.planning.limits import batch_beyond, global_batch_beyond
+from gpuscale.planning.predict import (
+    floor_per_device,
+    minutes_at_batch,
+    plannable,
+    predict_point,
+)
 from gpuscale.quantities import number
 from gpuscale.tables.workloads import round_key
 from tests.plan.test_plan_consistency import check_superlinear
@@ -193,6 +198,32 @@ def test_a_global_batch_beyond_any_result_is_flagged(sweep, measured) -> None:
                 assert not row["pareto"] and row["stops_paying"] == ""
     assert {("llama2_70b_lora", "A100-SXM4-80GB", n) for n in (256, 1024)} <= flagged
     assert ("llama2_70b_lora", "A100-SXM4-80GB", 64) not in flagged  # its own batch, 64
+
+
+def test_a_global_batch_flag_quotes_no_time_at_fewer_samples_per_device_than_ran() -> None:
+    """Llama2 LoRA ran 128 samples a step at most and 0.125 per device at least (1,024
+    H100s): on 2,048 and 4,096 H100s no batch within 128 gives a device 0.125 samples, so
+    the flag says so and quotes no time (it quoted 0.706 and 0.351 min at batch 128, 1/16
+    and 1/32 of a sample per device, against the row's own 1.244 min at 256); on 1,024 the
+    largest batch is 0.125 per device, runnable, and its time is quoted."""
+    fits = default_fits()
+    least = floor_per_device(fits["workloads"]["llama2_70b_lora"])
+    assert least == pytest.approx(0.125)
+    table = plan(workload="llama2_70b_lora", accelerator="H100", devices=[1024, 2048, 4096])
+    for _, row in table.iterrows():
+        point = predict_point(fits, "llama2_70b_lora", "H100-SXM5-80GB", int(row["accelerators"]))
+        above = global_batch_beyond(fits, "llama2_70b_lora", point)
+        if above is None:
+            continue
+        n = int(row["accelerators"])
+        if above["global_batch"] is None:
+            assert n in (2048, 4096) and math.isnan(above["time_to_train_min"])
+            assert "0.125 samples or more, the fewest any result ran" in row["flags"]
+            assert "the plan gives" not in row["flags"].split("global batch above")[1]
+        else:
+            assert above["global_batch"] / n >= least * (1 - 1e-9)
+    flagged = table.set_index("accelerators")["flags"]
+    assert all("global batch above the data" in flagged[n] for n in (2048, 4096))
 
 
 def test_the_time_at_the_most_any_result_ran_is_the_plans_at_that_batch() -> None:

@@ -289,7 +289,9 @@ def global_batch_beyond(
     and how many ``results`` did), and the plan's ``global_batch`` and
     ``time_to_train_min`` at a batch a user can run on the count within that largest
     (``predict.runnable_batch``, else whole samples per device under it; None where
-    neither is: no time said); None where the batch is within what was run."""
+    neither is, or where it gives each device fewer samples than any system ran,
+    ``least_per_accelerator``, ``predict.floor_per_device``: no time said); None where the
+    batch is within what was run."""
     fit = fits["workloads"][workload]
     data = data or reach(fit)
     n = int(point["accelerators"])
@@ -299,10 +301,14 @@ def global_batch_beyond(
     if batch > data.most_batch * (1 + FLOAT_SLACK):  # rounded up past it: whole per device
         per = math.floor(data.most_batch / n * (1 + FLOAT_SLACK))
         batch = n * per if per >= 1 and batch_grain(fit) == 1 else None
+    least = floor_per_device(fit)
+    if batch is not None and batch / n < least * (1 - FLOAT_SLACK):
+        batch = None  # fewer samples per device than any system ran: no time said there
     family, round_name, results = data.most_batch_by
     return {
         "global_batch_assumed": point["global_batch"],
         "most": data.most_batch,
+        "least_per_accelerator": least,
         "family": family,
         "round": round_name,
         "results": results,
@@ -326,7 +332,10 @@ def global_batch_flag(beyond: Facts | None, workload: str) -> str:
         return ""
     others = beyond["results"] - 1
     also = f", and {others:,} other result{'s' if others > 1 else ''}" if others else ""
-    at = ""
+    at = (  # no batch within it runs on the count at the fewest samples per device one ran
+        f": no batch within it gives each accelerator {_samples(beyond['least_per_accelerator'])}"
+        " samples or more, the fewest any result ran, so no time is given at one"
+    )
     if beyond["global_batch"] is not None:
         at = (
             f": at a global batch of {beyond['global_batch']:,}, the plan gives "

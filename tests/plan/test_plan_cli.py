@@ -115,6 +115,13 @@ def test_a_plan_with_no_time_at_any_count_exits_1_after_saying_why() -> None:
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "H100", "-n", "100000", "-f", "json"])
     (row,) = json.loads(result.stdout)["rows"]
     assert row["time_to_train_min"] is None and row["accelerators"] == 100_000
+    # GPT-3 on 1 device: two reasons (none ran so few; the state does not fit), one line
+    # that says "no time" once, then each reason
+    short = runner.invoke(
+        app, ["plan", "-w", "gpt3", "-a", "H100", "-n", "1"], env={"COLUMNS": "400"}
+    )
+    (line,) = [t for t in short.stdout.splitlines() if t.startswith("1: ")]
+    assert line.count("no time") == 1 and "fewer than 64" in line and "model state" in line
     answered = runner.invoke(app, ["plan", "-w", "bert", "-a", "H100", "-n", "8,100000"])
     assert answered.exit_code == 0, answered.output
 

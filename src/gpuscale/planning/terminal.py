@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
 from gpuscale.quantities import (
     TABLE_DIGITS,
@@ -105,6 +106,13 @@ def _given(value: object) -> bool:
     return value not in (None, "") and not (isinstance(value, float) and math.isnan(value))
 
 
+def _once(flags: str) -> str:
+    """A row's flags with "no time: " said once, before the first reason that withholds
+    the time (each such reason carries it: ``limits.NO_TIME``)."""
+    first, sep, rest = flags.partition(NO_TIME)
+    return first + sep + rest.replace(f"; {NO_TIME}", "; ")
+
+
 def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     """The terminal's short plan: its records (a column of ``WHERE_GIVEN`` only where a
     row has a value), the lines under them (each flagged count's flags, each count
@@ -113,7 +121,9 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     records = [_shown(row) for row in result.rows]
     empty = [c for c in WHERE_GIVEN if not any(_given(r[c]) for r in records)]
     records = [{k: v for k, v in r.items() if k not in empty} for r in records]
-    said = [f"{row['accelerators']:,}: {row['flags']}" for row in result.rows if row["flags"]]
+    said = [
+        f"{row['accelerators']:,}: {_once(row['flags'])}" for row in result.rows if row["flags"]
+    ]
     # a count planned faster than linear that no flag says (measured so): its cell, one
     # line (--explain's sentence says why)
     said += [

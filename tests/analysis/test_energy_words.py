@@ -101,3 +101,20 @@ def test_a_round_without_power_logs_says_where_they_are(golden) -> None:
     )
     assert view.frame.empty and "optional" in view.empty
     golden.check("analysis/energy_words", "a round from then on without them", view.empty)
+
+
+def test_a_result_left_without_energy_says_which_power_log_reading_is_why() -> None:
+    """v4.0 SMC's 64-accelerator RetinaNet results keep a run whose node logs read -9 to
+    -43 W: neither result has an energy, and the note names both results and the
+    readings the round's problems give (it named only the problems table)."""
+    from gpuscale.analysis.energy_per_result import energy_unknown
+
+    (note,) = energy_unknown(load_round("v4.0"), ["retinanet"])
+    assert note.startswith("RetinaNet (v4.0): no energy to train for ")
+    assert note.count("8xSMC-H100-SXM-80GB (64 accelerators)") == 2
+    readings = re.findall(r"power_reading (-\d+) W is outside the physical range", note)
+    assert readings and all(-43 <= int(w) < 0 for w in readings), note
+    assert re.search(r"and \d+ more\)", note)
+    frame = energy_table(load_round("v4.0"))
+    smc = frame[(frame["workload"] == "retinanet") & (frame["accelerators"] == 64)]
+    assert smc.empty or smc["energy_kj"].isna().all()

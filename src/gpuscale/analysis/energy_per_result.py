@@ -364,8 +364,9 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
 
 def energy_unknown(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]:
     """Scored results of ``workloads`` with power logs but no energy to train, a note per
-    workload: a run the score keeps has a power log that gave no power (the round's
-    problems of kind ``power log`` say why), and its other logs' sum would be too low."""
+    workload: a run the score keeps has a power log that gave no power (why, as the
+    round's problems of kind ``power log`` say it), and its other logs' sum would be too
+    low."""
     scores = tables.scores[~is_log_flagged(tables.scores).to_numpy(bool)]
     result = ["round", "org", "system_id", "benchmark"]
     metered = pd.MultiIndex.from_frame(tables.runs.dropna(subset=["energy_kj"])[result])
@@ -385,12 +386,34 @@ def energy_unknown(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]
                 for r in rows.itertuples()
             )
         )
+        why = _power_log_reasons(tables.problems, rows)
         out.append(
             f"{display_name(workload)} ({round_name}): no energy to train for {named}: a run "
-            "its score keeps has a power log that gave no power (the round's problems, kind "
-            "'power log', say why), and the other logs' sum would be too low"
+            f"its score keeps has a power log that gave no power ({why}), and the other "
+            "logs' sum would be too low"
         )
     return tuple(out)
+
+
+# How a problem row of kind ``power log`` ends where its file gave no power (mlperf.power)
+NO_POWER = "; its run gets no energy"
+
+
+def _power_log_reasons(problems: pd.DataFrame, results: pd.DataFrame, most: int = 2) -> str:
+    """Why the power logs of ``results`` gave no power, as the round's problems say it
+    (``power_reading -10 W is outside the physical range 0-200,000 W``), the first
+    ``most`` distinct reasons and how many more; where none is recorded, where to look."""
+    folders = {f"{r.org}/results/{r.system_id}/{r.benchmark}/power" for r in results.itertuples()}
+    found = problems[
+        problems["path"].isin(folders) & problems["message"].str.endswith(NO_POWER, na=False)
+    ]
+    reasons = list(
+        dict.fromkeys(m.partition(": ")[2].removesuffix(NO_POWER) for m in found["message"])
+    )
+    if not reasons:
+        return "the round's problems table, kind 'power log', says why: gpuscale ingest writes it"
+    more = len(reasons) - most
+    return "; ".join(reasons[:most]) + (f"; and {more:,} more" if more > 0 else "")
 
 
 def scope_notes(frame: pd.DataFrame) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import asdict, dataclass, replace
 
-from gpuscale.advice.calibrate.measured import measured_network
+from gpuscale.advice.calibrate.measured import measured_network, sweep_said
 from gpuscale.advice.calibration import DEFAULT_LINK, BenchHost, Machine, Said
 from gpuscale.advice.model.hardware import checked_device, read_on_link
 from gpuscale.advice.model.network import count_class, fitted_class, fitted_spread, terms_class
@@ -21,11 +21,9 @@ from gpuscale.advice.types import Finding, Measure, Source, TermId, maybe
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.cores import host_cores, usable_cores
 from gpuscale.hardware import links
-from gpuscale.interconnect.measured import MeasuredCurves, fit_link
+from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link, Network, searched_counts
 from gpuscale.interconnect.topology import Topology
-from gpuscale.plausibility import BUSY_OTHER_SHARE, NOISY_P95_OVER_P50
-from gpuscale.sources.bounded import skipped_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,9 +284,10 @@ def machine_of(
         nics_per_node=req.nics_per_node,
         nodes_given=req.nodes > 1,
     )
+    sweep_warnings: tuple[Finding | str, ...] = ()
     if curves is not None:  # a link given beside them is refused (``advice.request``)
         network = measured_network(curves, network)
-        link_note, noisy = curves_read(curves, network)
+        link_note, sweep_warnings = sweep_said(curves, network)
     sources: list[str | Finding] = [*filter(None, [link_note]), *span.before]
     assumed: list[Assumption] = list(filter(None, [choice.assumption]))
     # the link between nodes only where a count searched spans nodes
@@ -323,58 +322,9 @@ def machine_of(
         network_class=fitted_class(network),
         spread=fitted_spread(network, counts),
     )
-    warnings = tuple(filter(None, [choice.warning]))
-    if curves is not None:  # the sweep's noise and host, then its lines not read
-        busy = None
-        share = curves.other_load_share
-        if share is not None and share > BUSY_OTHER_SHARE:  # as bench flags a run
-            busy = Finding.of(
-                K.SWEEP_BUSY, sweep=curves.source, sweep_id=curves.sweep_id, share=share
-            )
-        warnings = (*warnings, *filter(None, [noisy, busy]), *skipped_lines(curves.skipped))
+    warnings = (*filter(None, [choice.warning]), *sweep_warnings)
     said = Said(sources=(*sources, *span.after), assumptions=tuple(assumed), warnings=warnings)
     return machine, said, choice
-
-
-def curves_read(curves: MeasuredCurves, network: Network) -> tuple[Finding, Finding | None]:
-    """What the advice says of a sweep's curves, its link fitted on ``network`` (that of
-    its widest all-reduce inside a node, ``network_from_collectives``): the curves and the
-    link (``LINK_CURVES``: the time per size fitted, and the sweep read where it is not the
-    file's latest), and where that all-reduce's mean calls were noisy by the bench's rule
-    (``SWEEP_NOISY``) the link its means would give, as nccl-tests prints them; None else."""
-    inside = network.inside_curves()
-    widest = max(inside, key=lambda c: c.ranks) if inside else None
-    read = maybe(curves.read_of, widest)
-    older = read is not None and read.sweep_id != read.latest_id
-    note = Finding.of(
-        K.LINK_CURVES,
-        sweep=curves.source,
-        ranks=tuple(sorted({c.ranks for c in network.curves})),
-        busbw_gbs=network.intra.busbw_gbs,
-        latency_us=network.intra.latency_us,
-        times=read.times if read else "median",
-        chosen=read.sweep_id if read and older else None,
-        iters=read.iters if read else None,
-        latest=read.latest_id if read else None,
-        latest_iters=read.latest_iters if read else None,
-    )
-    if read is None or not read.noisy or read.means is None:
-        return note, None
-    means = fit_link(read.means, "means")
-    noisy = Finding.of(
-        K.SWEEP_NOISY,
-        sweep=curves.source,
-        sweep_id=read.sweep_id,
-        ranks=read.ranks,
-        noisy=read.noisy,
-        sizes=read.sizes,
-        ratio=NOISY_P95_OVER_P50,
-        busbw_gbs=network.intra.busbw_gbs,
-        latency_us=network.intra.latency_us,
-        mean_busbw_gbs=means.busbw_gbs,
-        mean_latency_us=means.latency_us,
-    )
-    return note, noisy
 
 
 def _inter_node_assumed(inter: Link) -> Assumption:

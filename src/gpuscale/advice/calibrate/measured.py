@@ -1,7 +1,7 @@
 """What the bench's N > 1 runs measured: the communication scale on a link
 (:func:`read_comm`), the family's break-even basis (:func:`fitted`) and the step's 80%
 interval (:func:`step_error`); a network on the curves a collectives sweep measured
-(:func:`measured_network`)."""
+(:func:`measured_network`) and what the advice says of that sweep (:func:`sweep_said`)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,13 @@ from gpuscale.advice.model.hardware import ceiling
 from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.priors import EXTRAPOLATED, StepError, phrase
 from gpuscale.advice.model.step import Compute, step_table
-from gpuscale.advice.types import Finding, trusted_runs
+from gpuscale.advice.types import Finding, maybe, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.bench.summary import Z80
-from gpuscale.interconnect.measured import MeasuredCurves, network_from_collectives
+from gpuscale.interconnect.measured import MeasuredCurves, fit_link, network_from_collectives
 from gpuscale.interconnect.network import Network
+from gpuscale.plausibility import BUSY_OTHER_SHARE, NOISY_P95_OVER_P50
+from gpuscale.sources.bounded import skipped_lines
 from gpuscale.tables.commands import quoted_path
 
 MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
@@ -214,3 +216,60 @@ def measured_network(curves: MeasuredCurves, base: Network) -> Network:
         return phrase("link_measured_in", source=source, ranks=ranks, loaded=loaded)
 
     return network_from_collectives(curves, base, name)
+
+
+def sweep_said(
+    curves: MeasuredCurves, network: Network
+) -> tuple[Finding, tuple[Finding | str, ...]]:
+    """What the advice says of a collectives sweep it priced on ``network``
+    (:func:`measured_network`): the curves and their link (:func:`_curves_read`), then its
+    warnings: the widest all-reduce's noisy calls, a host busy during the sweep (by the
+    bench's rule for a run: ``plausibility.BUSY_OTHER_SHARE``), and the file's lines not
+    read."""
+    note, noisy = _curves_read(curves, network)
+    busy = None
+    share = curves.other_load_share
+    if share is not None and share > BUSY_OTHER_SHARE:
+        busy = Finding.of(K.SWEEP_BUSY, sweep=curves.source, sweep_id=curves.sweep_id, share=share)
+    return note, (*filter(None, [noisy, busy]), *skipped_lines(curves.skipped))
+
+
+def _curves_read(curves: MeasuredCurves, network: Network) -> tuple[Finding, Finding | None]:
+    """What the advice says of a sweep's curves, its link fitted on ``network`` (that of
+    its widest all-reduce inside a node, ``network_from_collectives``): the curves and the
+    link (``LINK_CURVES``: the time per size fitted, and the sweep read where it is not the
+    file's latest), and where that all-reduce's mean calls were noisy by the bench's rule
+    (``SWEEP_NOISY``) the link its means would give, as nccl-tests prints them; None else."""
+    inside = network.inside_curves()
+    widest = max(inside, key=lambda c: c.ranks) if inside else None
+    read = maybe(curves.read_of, widest)
+    older = read is not None and read.sweep_id != read.latest_id
+    note = Finding.of(
+        K.LINK_CURVES,
+        sweep=curves.source,
+        ranks=tuple(sorted({c.ranks for c in network.curves})),
+        busbw_gbs=network.intra.busbw_gbs,
+        latency_us=network.intra.latency_us,
+        times=read.times if read else "median",
+        chosen=read.sweep_id if read and older else None,
+        iters=read.iters if read else None,
+        latest=read.latest_id if read else None,
+        latest_iters=read.latest_iters if read else None,
+    )
+    if read is None or not read.noisy or read.means is None:
+        return note, None
+    means = fit_link(read.means, "means")
+    noisy = Finding.of(
+        K.SWEEP_NOISY,
+        sweep=curves.source,
+        sweep_id=read.sweep_id,
+        ranks=read.ranks,
+        noisy=read.noisy,
+        sizes=read.sizes,
+        ratio=NOISY_P95_OVER_P50,
+        busbw_gbs=network.intra.busbw_gbs,
+        latency_us=network.intra.latency_us,
+        mean_busbw_gbs=means.busbw_gbs,
+        mean_latency_us=means.latency_us,
+    )
+    return note, noisy

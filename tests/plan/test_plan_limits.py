@@ -149,6 +149,20 @@ def test_far_beyond_the_data_is_said_and_too_far_has_no_time(sweep, measured) ->
     assert far
 
 
+def _over(table: pd.DataFrame, column: str, most: float, flag: str) -> list[pd.Series]:
+    """The timed rows of ``table`` whose ``column`` is above ``most`` (beyond float
+    rounding), each flagged ``flag`` and kept out of the picks; every other timed row is
+    checked not to carry the flag."""
+    over = []
+    for _, row in table[table["time_to_train_min"].notna()].iterrows():
+        above = row[column] > most * (1 + 1e-9)
+        assert (flag in row["flags"]) == above, (column, row["accelerators"], row["flags"])
+        if above:
+            assert not row["pareto"] and row["stops_paying"] == ""
+            over.append(row)
+    return over
+
+
 def test_a_per_device_batch_beyond_any_result_is_flagged(sweep, measured) -> None:
     """A walk: `plan -w bert -a H100 -n 2,4` assumed 479 samples per device at 2, where no
     BERT result ran over 256, and the fit credited it throughput per device, said nowhere.
@@ -161,15 +175,11 @@ def test_a_per_device_batch_beyond_any_result_is_flagged(sweep, measured) -> Non
         per = runs["global_batch_size"] / runs["accelerators"]
         most = per.max()
         newest = max(runs.loc[per >= most * (1 - 1e-9), "round"], key=round_key)
-        for _, row in table[table["time_to_train_min"].notna()].iterrows():
-            over = row["batch_per_accelerator"] > most * (1 + 1e-9)
+        for row in _over(table, "batch_per_accelerator", most, "batch beyond the data"):
+            flagged.add((workload, family, int(row["accelerators"])))
             flags = row["flags"]
-            assert ("batch beyond the data" in flags) == over, (workload, family, flags)
-            if over:
-                flagged.add((workload, family, int(row["accelerators"])))
-                assert f"{number(row['batch_per_accelerator'])} samples per accelerator " in flags
-                assert f"(at most {number(most)}: " in flags and f" in {newest}" in flags
-                assert not row["pareto"] and row["stops_paying"] == ""
+            assert f"{number(row['batch_per_accelerator'])} samples per accelerator " in flags
+            assert f"(at most {number(most)}: " in flags and f" in {newest}" in flags
     assert ("bert", "H100-SXM5-80GB", 2) in flagged
 
 
@@ -187,15 +197,10 @@ def test_a_global_batch_beyond_any_result_is_flagged(sweep, measured) -> None:
         if table is None:
             table = plan(workload=workload, accelerator=family, devices=[64, 256, 1024])
         most = measured.loc[measured["workload"] == workload, "global_batch_size"].max()
-        for _, row in table[table["time_to_train_min"].notna()].iterrows():
-            over = row["global_batch"] > most * (1 + 1e-9)
-            flags = row["flags"]
-            assert ("global batch above the data" in flags) == over, (workload, family, flags)
-            if over:
-                flagged.add((workload, family, int(row["accelerators"])))
-                assert f"{row['global_batch']:,} samples a step assumed" in flags
-                assert f"(at most {most:,.0f}: " in flags
-                assert not row["pareto"] and row["stops_paying"] == ""
+        for row in _over(table, "global_batch", most, "global batch above the data"):
+            flagged.add((workload, family, int(row["accelerators"])))
+            assert f"{row['global_batch']:,} samples a step assumed" in row["flags"]
+            assert f"(at most {most:,.0f}: " in row["flags"]
     assert {("llama2_70b_lora", "A100-SXM4-80GB", n) for n in (256, 1024)} <= flagged
     assert ("llama2_70b_lora", "A100-SXM4-80GB", 64) not in flagged  # its own batch, 64
 

@@ -306,3 +306,48 @@ def test_a_saved_topology_on_cpu_is_said_not_judged(tmp_path: Path, golden) -> N
     (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "c.jsonl")), topology=topo)
     assert v.ratio is None and v.verdict == NO_REFERENCE
     golden.check(VIEW, "CPU processes, a saved GPU topology given", v.sentence())
+
+
+def test_sizes_rounded_to_whole_elements_are_said_once() -> None:
+    """A size is sent as whole float32 elements, split evenly over the ranks in the ops
+    whose ranks each hold a part (as nccl-tests sends it): ``--min-bytes 7 --max-bytes
+    7`` ran as 4 B ("peak at 4 B", not a word why), ``3`` to ``13`` all-gather on 2 ranks
+    as four rows of 8 B. One sentence says how; none where every size goes as asked."""
+    from gpuscale.bench.collectives_config import CollectivesConfig, rounded_sizes, sent_bytes
+
+    assert [sent_bytes("all_reduce", 7, 2), sent_bytes("all_gather", 13, 2)] == [4, 8]
+    assert sent_bytes("all_gather", 8, 3) == 12  # one element per rank at least
+    said = rounded_sizes(CollectivesConfig(ops=("all_reduce",), min_bytes=7, max_bytes=7), "cpu", 2)
+    assert said == [
+        "sizes sent as nccl-tests sends them, in whole 4-byte elements: all_reduce sent 7 B as 4 B"
+    ]
+    gather = CollectivesConfig(ops=("all_gather",), min_bytes=3, max_bytes=13)
+    assert rounded_sizes(gather, "cpu", 2) == [
+        "sizes sent as nccl-tests sends them, in whole 4-byte elements, split evenly over "
+        "the 2 ranks in all_gather: all_gather sent 3 B, 6 B, 12 B and 13 B as 8 B"
+    ]
+    # the default sweep on 2 ranks sends every size as asked; on 3, the split ops round
+    # (ops rounded alike said together, the first three sizes named)
+    assert rounded_sizes(CollectivesConfig(), "cuda", 2) == []
+    (three,) = rounded_sizes(CollectivesConfig(ops=("all_reduce", "all_gather")), "cuda", 3)
+    assert three.endswith(
+        "all_gather sent 8 B and 16 B as 12 B; 32 B as 24 B; 64 B as 60 B; 24 sizes more"
+    )
+
+
+@pytest.mark.slow
+def test_a_sweep_says_how_its_sizes_were_sent(tmp_path: Path) -> None:
+    """``gpuscale collectives --min-bytes 3 --max-bytes 13 --ops all_gather`` on two gloo
+    processes: every row is 8 B, and the lines beside the verdict say why, once."""
+    pytest.importorskip("torch")
+    from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
+    from gpuscale.bench.collectives_sweep import check_interconnect
+
+    config = CollectivesConfig(ops=("all_gather",), min_bytes=3, max_bytes=13, iters=2, warmup=1)
+    check = check_interconnect(CheckRequest(out=tmp_path / "c.jsonl", nproc="2"), config, 2)
+    assert set(check.run.latest["size_bytes"]) == {8}
+    rounded = [v for v in check.verdicts if v.startswith("sizes sent")]
+    assert rounded == [
+        "sizes sent as nccl-tests sends them, in whole 4-byte elements, split evenly over "
+        "the 2 ranks in all_gather: all_gather sent 3 B, 6 B, 12 B and 13 B as 8 B"
+    ]

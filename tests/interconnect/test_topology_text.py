@@ -194,3 +194,29 @@ def test_a_gpu_without_a_row_leaves_no_link_behind() -> None:
     )
     assert cut.links == {(0, 1): "NV4", (1, 0): "NV4"}
     assert (cut.slowest_link(), cut.ring_link()) == ("NV", "NV")
+
+
+def test_a_pcie_card_named_on_nvswitch_or_past_its_bridge_is_warned() -> None:
+    """A PCIe card's NVLink is a bridge between two cards (the H100 PCIe's 12 links, where
+    the SXM part's NVLink 4 has 18): ``--gpu "H100 PCIe"`` on an 8-GPU NVSwitch NV18 matrix
+    gave 370.8 GB/s in silence. Now it warns, as an RTX 4090 named there does, and gives
+    no figure; a bridged pair within the card's links is read as before."""
+    switched = parse_topo_matrix(H100_8, "H100 PCIe")
+    assert switched.problems == [
+        "GPU0, GPU1, GPU2, GPU3, GPU4, GPU5, GPU6, GPU7 meet through NVSwitch (NV18), where "
+        "the H100 PCIe 80GB's NVLink is a bridge between two cards: the matrix or the GPU "
+        "named is wrong"
+    ]
+    assert switched.expected_busbw_gbs() is None
+    assert switched.to_dict()["expected_busbw_gbs"] is None
+    pair = parse_topo_matrix(BRIDGE.replace("NV4", "NV18"), "H100 PCIe")
+    assert pair.problems == [
+        "GPU0, GPU1 have 18 NVLinks each, more than the H100 PCIe 80GB's bridge has (12): "
+        "the matrix or the GPU named is wrong"
+    ]
+    assert pair.expected_busbw_gbs() is None
+    bridged = parse_topo_matrix(BRIDGE.replace("NV4", "NV12"), "H100 PCIe")
+    assert bridged.problems == [] and bridged.expected_busbw_gbs() == pytest.approx(12 * 20.6)
+    # the SXM part on the same matrix: its figure, no warning
+    sxm = parse_topo_matrix(H100_8, "H100 SXM")
+    assert sxm.problems == [] and sxm.expected_busbw_gbs() == pytest.approx(18 * 20.6)

@@ -207,3 +207,61 @@ def test_the_bundled_power_results_read_their_scope_and_measured_energy() -> Non
     assert smc.loc[("llama2_70b_lora", 8), "energy_per_sample_j"] == pytest.approx(3815.4, abs=0.1)
     assert smc.loc[("unet3d", 72), "energy_kj"] == pytest.approx(6010.5, abs=0.1)
     assert smc.loc[("unet3d", 72), "energy_per_sample_j"] == pytest.approx(16.82, abs=0.01)
+
+
+def test_node_logs_copied_from_another_node_are_said_and_still_summed(tmp_path: Path) -> None:
+    """Three nodes per run, at 1, 2 and 3 kW; in runs 0 and 1 node_2's file is node_0's
+    byte for byte (as v4.0's SMC multi-node logs come in identical pairs). The energy sums
+    every file, as the official rule does, and the result folder gets one ``power log``
+    problem counting the copies; ``gpuscale energy`` quotes it under its table. Identical
+    switch files, and one node's file again in another run, are no copies."""
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [1, 2, 3, 4, 5])
+    for i in range(5):
+        stem = f"Acme/results/box/bert/power/result_{i}"
+        watts = [1000.0, 2000.0, 1000.0 if i < 2 else 3000.0]
+        for node, w in enumerate(watts):
+            rb.raw(f"{stem}/node_{node}.txt", node_log([(1000, w)], 0, 1000))
+        rb.raw(f"{stem}/sw_0.txt", line("interconnect_power_est", 0.0, 0))
+        rb.raw(f"{stem}/sw_1.txt", line("interconnect_power_est", 0.0, 0))
+    tables = read_round(rb.write_dir(tmp_path))
+    runs = tables.runs.set_index("run_file")
+    # run 0 takes 1 minute: (1 + 2 + 1) kW x 60 s, the copy counted; run 2, 3 minutes
+    assert runs.loc["result_0.txt", "compute_energy_kj"] == pytest.approx(240.0)
+    assert runs.loc["result_2.txt", "compute_energy_kj"] == pytest.approx(6 * 180.0)
+    said = tables.problems[tables.problems["kind"] == "power log"]
+    assert said[["path", "message"]].values.tolist() == [
+        [
+            "Acme/results/box/bert/power",
+            "2 of its 15 node power logs repeat another node's of the same run byte for "
+            "byte: the energy sums copies",
+        ]
+    ]
+    view = energy_view(tables, ["bert"])
+    assert [n for n in view.notes if "copies" in n] == [
+        f"v4.1 Acme/box bert: {said['message'].iloc[0]}"
+    ]
+
+
+def test_the_bundled_smc_multi_node_power_logs_repeat_in_pairs() -> None:
+    """v4.0 SMC's multi-node runs: 8 nodes give 4 distinct node logs (Llama2 70B LoRA),
+    9 give 5 (3D U-Net), 64 give 32-34 (GPT-3) or 32-46 (Llama2); ResNet-50's and
+    RetinaNet's 8 nodes one pair; single nodes none. Said per result folder, AC and DC
+    alike; the energy scores stay MLCommons'."""
+    from gpuscale import load_round
+
+    problems = load_round("v4.0").problems
+    copies = problems[problems["message"].str.endswith("the energy sums copies")]
+    counts = {
+        path.split("/")[2] + " " + path.split("/")[3]: message.split(" node power logs")[0]
+        for path, message in zip(copies["path"], copies["message"], strict=True)
+        if path.startswith("smc-ac-power/")
+    }
+    assert counts == {
+        "8xSMC-H100-SXM-80GB llama2_70b_lora": "40 of its 80",
+        "8xSMC-H100-SXM-80GB resnet": "5 of its 40",
+        "8xSMC-H100-SXM-80GB ssd": "5 of its 40",
+        "9xSMC-H100-SXM-80GB unet3d": "160 of its 360",
+        "64xSMC-H100-SXM-80GB gpt3": "90 of its 192",
+        "64xSMC-H100-SXM-80GB llama2_70b_lora": "236 of its 640",
+    }
+    assert len(copies) == 12 and set(copies["kind"]) == {"power log"}

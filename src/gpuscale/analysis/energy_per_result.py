@@ -19,6 +19,7 @@ from gpuscale.quantities import TABLE_DIGITS, counted, joined, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.checks import check_round_tables, check_text
 from gpuscale.tables.measures import accelerator_hours
+from gpuscale.tables.power_copies import COPIES_SUMMED
 from gpuscale.tables.power_scope import named_scope, power_scope, scope_disagreement
 from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_KEYS, ENERGY_SHOWN, TableView
@@ -355,7 +356,12 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         ENERGY_SHOWN,
         "energy to train (official rule)",
         ENERGY_DROP_ORDER,
-        notes=(*per_sample_missing(frame), *lost, *scope_notes(frame)),
+        notes=(
+            *per_sample_missing(frame),
+            *lost,
+            *scope_notes(frame),
+            *copies_notes(tables.problems, frame),
+        ),
         said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
         headline=energy_headline(frame),
         keys=ENERGY_KEYS,
@@ -424,6 +430,24 @@ def scope_notes(frame: pd.DataFrame) -> tuple[str, ...]:
         named = named_scope(str(row.org), str(row.system_id), str(row.system_name))
         if said := scope_disagreement(str(row.power_scope), named):
             out.append(f"{row.round} {row.org}/{row.system_id} {row.benchmark}: {said}")
+    return tuple(out)
+
+
+def copies_notes(problems: pd.DataFrame, frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note per energy row whose node power logs repeat one another byte for byte (the
+    ingest's ``power log`` problem, quoted where the energy that sums them is shown)."""
+    said = problems[
+        (problems["kind"] == "power log")
+        & problems["message"].str.endswith(COPIES_SUMMED, na=False)
+    ]
+    by_folder = dict(
+        zip(zip(said["round"], said["path"], strict=True), said["message"], strict=True)
+    )
+    out = []
+    for row in frame.itertuples(index=False):
+        where = (row.round, f"{row.org}/results/{row.system_id}/{row.benchmark}/power")
+        if where in by_folder:
+            out.append(f"{row.round} {row.org}/{row.system_id} {row.benchmark}: {by_folder[where]}")
     return tuple(out)
 
 

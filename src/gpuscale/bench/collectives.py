@@ -36,12 +36,15 @@ import torch.distributed as dist
 from gpuscale.bench.background import Background
 from gpuscale.bench.clock import clock
 from gpuscale.bench.collectives_config import (
+    ELEMENT_BYTES,
     PLACEMENTS,
     SCHEMA,
+    WHOLE_MESSAGE_OPS,
     CollectivesConfig,
     bus_bandwidth,
     message_sizes,
     new_sweep_id,
+    sent_bytes,
 )
 from gpuscale.bench.ranks import end_rank, pick_device
 from gpuscale.bench.results_file import append_records
@@ -88,10 +91,10 @@ class Buffers:
     def __init__(self, op: str, size: int, placement: str, n: int, rank: int, device: torch.device):
         self.op, self.n, self.rank = op, n, rank
         # the ranks a message is split over: each holds all of it in the whole-message ops
-        split = 1 if op in ("all_reduce", "broadcast", "send_recv") else n
-        self.elements = max(1, size // 4 // split)
-        whole = self.elements * split
-        self.size_bytes = whole * 4
+        split = 1 if op in WHOLE_MESSAGE_OPS else n
+        self.size_bytes = sent_bytes(op, size, n)
+        whole = self.size_bytes // ELEMENT_BYTES
+        self.elements = whole // split
         dtype = torch.float32
         if op in ("all_reduce", "broadcast"):
             self.send = self.recv = torch.empty(whole, dtype=dtype, device=device)

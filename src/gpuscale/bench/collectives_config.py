@@ -17,7 +17,7 @@ from pathlib import Path
 from gpuscale.hardware.links import check_preset
 from gpuscale.interconnect.nvml import check_gpu_option
 from gpuscale.names import UnknownNameError, resolve_choice, resolve_gpu
-from gpuscale.quantities import format_bytes, parse_bytes
+from gpuscale.quantities import format_bytes, joined, parse_bytes
 from gpuscale.tables.requests import (
     FieldError,
     NamedError,
@@ -233,6 +233,55 @@ def message_sizes(max_bytes: int, min_bytes: int = 8, factor: int = 2) -> list[i
         size *= factor
     sizes.append(max_bytes)
     return sizes
+
+
+# The element every message is made of (the worker's float32), and the collectives whose
+# every rank holds the whole message (the others' ranks each hold an equal part of it)
+ELEMENT_BYTES = 4
+WHOLE_MESSAGE_OPS = ("all_reduce", "broadcast", "send_recv")
+
+
+def sent_bytes(op: str, size: int, ranks: int) -> int:
+    """The bytes ``op`` moves for a message of ``size`` asked on ``ranks``: whole
+    elements, at least one per rank's part, split evenly over the ranks where each holds a
+    part (nccl-tests rounds its sizes so)."""
+    split = 1 if op in WHOLE_MESSAGE_OPS else ranks
+    return max(1, size // ELEMENT_BYTES // split) * split * ELEMENT_BYTES
+
+
+# Pairs of sizes a rounding note names before it counts the rest
+ROUNDED_SHOWN = 3
+
+
+def rounded_sizes(config: CollectivesConfig, device: str, ranks: int) -> list[str]:
+    """One sentence where a size of the sweep (``--min-bytes`` doubled up to
+    ``--max-bytes``) is not the size sent (:func:`sent_bytes`): the sizes as sent, the
+    first few named, ops rounded alike said together; none where every size goes as
+    asked."""
+    sizes = message_sizes(config.largest(device), config.min_bytes)
+    ops_of: dict[str, list[str]] = {}  # how sizes went: the ops that sent them so
+    for op in config.ops:
+        sent: dict[int, list[int]] = {}  # bytes sent: the sizes asked that went as it
+        for size in sizes:
+            if (moved := sent_bytes(op, size, ranks)) != size:
+                sent.setdefault(moved, []).append(size)
+        shown = [
+            f"{joined([format_bytes(a) for a in asked])} as {format_bytes(moved)}"
+            for moved, asked in list(sent.items())[:ROUNDED_SHOWN]
+        ]
+        more = sum(map(len, list(sent.values())[ROUNDED_SHOWN:]))
+        if shown:
+            how = "; ".join(shown) + (f"; {more:,} sizes more" if more else "")
+            ops_of.setdefault(how, []).append(op)
+    if not ops_of:
+        return []
+    split = [op for ops in ops_of.values() for op in ops if op not in WHOLE_MESSAGE_OPS]
+    parts = f", split evenly over the {ranks:,} ranks in {joined(split)}" if split else ""
+    said = "; ".join(f"{joined(ops)} sent {how}" for how, ops in ops_of.items())
+    return [
+        f"sizes sent as nccl-tests sends them, in whole {ELEMENT_BYTES}-byte elements"
+        f"{parts}: {said}"
+    ]
 
 
 COLLECTIVES_OUT = Path("collectives.jsonl")

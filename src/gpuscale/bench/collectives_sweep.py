@@ -15,6 +15,7 @@ from gpuscale.bench.collectives_config import (
     CheckRequest,
     CollectivesConfig,
     new_sweep_id,
+    rounded_sizes,
     sizes_reversed,
 )
 from gpuscale.bench.launch_events import exit_cause
@@ -229,10 +230,12 @@ def check_interconnect(
         sweep_id=done.sweep_id,
     )
     rows = counted(len(done.latest), "result row")
+    ranks = int(done.sweeps.headers.get(done.sweep_id, {}).get("ranks") or world)
     return InterconnectCheck(
         run=done,
         settings=[f.message for f in check_env(done.env, nvlink=nvlink)],
-        verdicts=[v.sentence() for v in verdicts],
+        # how the sizes asked were sent, once, beside the verdicts that name them
+        verdicts=[*(v.sentence() for v in verdicts), *rounded_sizes(config, done.device, ranks)],
         skipped=skipped_lines(done.sweeps.problems),
         closing=f"sweep {done.sweep_id}: {rows} appended to {quoted_path(asked.out)}",
     )

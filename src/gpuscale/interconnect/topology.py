@@ -23,6 +23,7 @@ from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
+from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.device_names import Resolved, UnknownDevice, lookup, on_link, resolve
 from gpuscale.hardware.links import (
     NVLINK,
@@ -225,6 +226,10 @@ class Topology:
             generation = NVLINK.get(self.nvlink_generation or "")
             if not links or generation is None or links > generation.links_per_gpu:
                 return None  # unknown, or more links than such a GPU has: no figure
+            part = self.part()
+            names = [g.name for g in self.gpus]
+            if part and bridge_misfits(self.links, names, part.device, self.nvswitch):
+                return None  # links a PCIe card's bridge cannot give: no figure
             return links * generation.nccl_gbs
         if ring in ("PIX", "PXB") and self.p2p_by_driver():
             known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
@@ -474,6 +479,7 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
             *matrix_problems(rows, header, gpu_names, links),
             *_beyond_generation(kept, [g.name for g in gpus], generation, switched),
             *_nvlink_not_on_part(kept, [g.name for g in gpus], gpu_name),
+            *bridge_misfits(kept, [g.name for g in gpus], lookup(gpu_name), switched),
         ],
     )
 
@@ -502,6 +508,46 @@ def _nvlink_not_on_part(
     return [
         f"{', '.join(names[i] for i in joined)} share NVLink ({', '.join(codes)}), which the "
         f"{part.name} does not have: the matrix or the GPU named is wrong"
+    ]
+
+
+def _bridge_links(part: Device) -> int:
+    """The NVLinks of a PCIe card's bridge: its bidirectional GB/s over its generation's
+    per link (H100 PCIe 600 GB/s, 12 links of NVLink 4, where the SXM part has 18)."""
+    return round((part.gpu_link_gbs or 0.0) / (2 * NVLINK[str(part.nvlink)].line_rate_gbs))
+
+
+def bridge_misfits(
+    links: dict[tuple[int, int], str], names: list[str], part: Device | None, switched: bool
+) -> list[str]:
+    """What a matrix shows that a PCIe card named (``--gpu``) cannot have: its NVLink is a
+    bridge between two cards (every such part in the catalogue), so no GPU meets more than
+    one peer over NVLink, none sits on NVSwitch, and none has more NVLinks than its bridge
+    (the generation's count is the SXM part's). Empty for any other part."""
+    if part is None or part.form_factor != "PCIe" or part.nvlink not in NVLINK:
+        return []
+    nv = {pair: code for pair, code in links.items() if code.startswith("NV")}
+    peers: dict[int, set[int]] = {}
+    for a, b in nv:
+        peers.setdefault(a, set()).add(b)
+    many = [names[i] for i in sorted(peers) if len(peers[i]) > 1]
+    codes = ", ".join(sorted(set(nv.values()), key=lambda code: int(code[2:])))
+    wrong = "the matrix or the GPU named is wrong"
+    if many:
+        how = "meet through NVSwitch" if switched else "each share NVLink with several GPUs"
+        return [
+            f"{', '.join(many)} {how} ({codes}), where the {part.name}'s NVLink is a bridge "
+            f"between two cards: {wrong}"
+        ]
+    most, generation = _bridge_links(part), NVLINK[str(part.nvlink)].links_per_gpu
+    beyond: dict[int, list[str]] = {}  # NVLinks: the GPUs that have them (more than the
+    for i in sorted(peers):  # generation has: _beyond_generation says it)
+        if most < (count := nvlinks_of(links, i, switched)) <= generation:
+            beyond.setdefault(count, []).append(names[i])
+    return [
+        f"{', '.join(gpus)} {'has' if len(gpus) == 1 else 'have'} {count} NVLinks"
+        f"{' each' * (len(gpus) > 1)}, more than the {part.name}'s bridge has ({most}): {wrong}"
+        for count, gpus in sorted(beyond.items())
     ]
 
 

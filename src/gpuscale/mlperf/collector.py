@@ -41,6 +41,8 @@ class Collector:
     # each power file, None for one that gave no power (its run then has no energy)
     power: dict[tuple[str, str, str, str], Logs] = field(default_factory=dict)
     power_notes: dict[tuple[str, str], int] = field(default_factory=dict)
+    # the same key -> the digest of each node log read (copies of one node's: same digest)
+    node_digests: dict[tuple[str, str, str, str], list[str]] = field(default_factory=dict)
     damaged: str = ""  # why the source could not be read to its end
 
     def add_parsed(self, parsed: Parsed) -> None:
@@ -58,6 +60,8 @@ class Collector:
         self.power.setdefault((org, system_id, bench, stem), []).append(
             (log.kind, log.mean_power_w, log.scope)
         )
+        if log.kind == "node" and log.digest:
+            self.node_digests.setdefault((org, system_id, bench, stem), []).append(log.digest)
 
     def problem(self, path: str, kind: str, message: str) -> None:
         self.problems.append(problem_row(self.round_name, path, kind, message))

@@ -24,7 +24,7 @@ from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_probl
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, round_name_to_read
 from gpuscale.mlperf.no_results import NoResultsError, no_results, refused_path
 from gpuscale.mlperf.parse import parse_entry, task_for
-from gpuscale.mlperf.power import add_energy, result_scopes
+from gpuscale.mlperf.power import add_energy, copied_logs, result_scopes
 from gpuscale.mlperf.round_hints import GIVEN, other_round
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.mlperf.scores import build_scores
@@ -178,6 +178,7 @@ def _tables(col: Collector) -> RoundTables:
         add_energy(runs, col.power)
     for (where, note), count in sorted(col.power_notes.items()):
         col.problem(where, ProblemKind.POWER_LOG, f"{counted(count, 'file')}: {note}")
+    col.problems.extend(copied_logs(col.round_name, col.node_digests))
     scored = build_scores(
         col.round_name, col.systems, runs, col.scaling, col.bench_dirs, damaged=col.damaged
     )

@@ -17,10 +17,14 @@ Where the stop marker is logged at the start time (v4.0's smc-ac-power and smc-d
 the official tool divides by zero and publishes nothing; gpuscale ends the window at the
 last reading instead (the rule the official tool applies when there is no stop marker)
 and says so.
+
+A node log that repeats another node's of the same run byte for byte (v4.0's SMC
+multi-node runs) is summed as the official rule sums it, and said (:func:`copied_logs`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,6 +38,7 @@ from gpuscale.mlperf.mllog import (
     value_of,
 )
 from gpuscale.tables import ProblemKind, ProblemRow, Row, benchmark_of_folder, problem_row
+from gpuscale.tables.power_copies import copies_said
 from gpuscale.tables.power_scope import SCOPES, named_scope, scope_disagreement, stated_scope
 
 if TYPE_CHECKING:
@@ -77,6 +82,7 @@ class PowerLog:
     mean_power_w: float | None
     note: str = ""
     scope: str = ""  # AC or DC as its conversion_eff line states it ("" where it does not)
+    digest: str = ""  # a node log's bytes' SHA-256: a copy of another node's has the same
 
 
 def _mean_node_power(
@@ -151,7 +157,9 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
     if failures:
         note += f"{len(failures)} unreadable lines; "
     log = _read_power(records, kind, note)
-    return PowerLog(log.kind, log.mean_power_w, log.note, scope)
+    # a node's log only: copies of one node's are what the energy can be misled by
+    digest = hashlib.sha256(data).hexdigest() if kind == "node" else ""
+    return PowerLog(log.kind, log.mean_power_w, log.note, scope, digest)
 
 
 def _read_power(records: list[tuple[int, Record]], kind: str, note: str) -> PowerLog:
@@ -195,6 +203,32 @@ def add_energy(runs: list[Row], power: dict[tuple[str, str, str, str], Logs]) ->
         r["compute_energy_kj"] = sum(nodes) * ttt_ms / 1e6
         r["interconnect_energy_kj"] = sum(switches) * ttt_ms / 1e6
         r["energy_kj"] = r["compute_energy_kj"] + r["interconnect_energy_kj"]
+
+
+def copied_logs(
+    round_name: str, digests: dict[tuple[str, str, str, str], list[str]]
+) -> list[ProblemRow]:
+    """A ``power log`` problem per result folder whose runs hold node logs that repeat
+    another node's of the same run byte for byte (``digests``: each run's node log
+    digests, by (org, system id, benchmark folder, run stem)): how many of its node logs
+    are such copies. The energy still sums them, as the official rule does."""
+    counts: dict[tuple[str, str, str], tuple[int, int]] = {}
+    for (org, system_id, folder, _), prints in digests.items():
+        copies, logs = counts.get((org, system_id, folder), (0, 0))
+        counts[(org, system_id, folder)] = (
+            copies + len(prints) - len(set(prints)),
+            logs + len(prints),
+        )
+    return [
+        problem_row(
+            round_name,
+            f"{org}/results/{system_id}/{folder}/power",
+            ProblemKind.POWER_LOG,
+            copies_said(copies, logs),
+        )
+        for (org, system_id, folder), (copies, logs) in sorted(counts.items())
+        if copies
+    ]
 
 
 def result_scopes(

@@ -87,9 +87,11 @@ def _columns() -> int | None:
 
 
 def note(*texts: str) -> None:
-    """A ``note: ...`` line on stderr for each of ``texts`` (a ``WARNING: ...`` as itself),
-    plain text (names in it are never markup), folded at a terminal's width (:func:`say`)."""
-    say([t if t.startswith("WARNING: ") else f"note: {t}" for t in texts], stderr=True)
+    """A ``note: ...`` line on stderr for each of ``texts`` (a ``WARNING: ...`` or a
+    ``warning: ...`` as itself), plain text (names in it are never markup), folded at a
+    terminal's width (:func:`say`)."""
+    said = [t if t.startswith(("WARNING: ", "warning: ")) else f"note: {t}" for t in texts]
+    say(said, stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -4,6 +4,8 @@ processes, 1 KiB, one call per size)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from typer.testing import CliRunner
 
 from gpuscale.cli import app
 
+NARROW = {"COLUMNS": "70"}  # a sweep table drops columns
 TINY = ["--backend", "gloo", "--nproc", "2", "--max-bytes", "1K", "--iters", "1"]
 
 
@@ -30,3 +33,34 @@ def test_a_sweep_says_the_lines_it_skipped_and_where_it_was_appended(tmp_path: P
     assert said.count("not a JSON record") == 1
     tail = result.output.strip().splitlines()[-1]
     assert tail.startswith("sweep ") and tail.endswith(f"result rows appended to {out}"), tail
+
+
+@pytest.mark.slow
+def test_json_and_csv_write_the_verdict_records_alone_on_stdout(tmp_path: Path) -> None:
+    """``-f json``: stdout one document, each verdict's record whole (what it was judged
+    against, the change since the sweep before); ``-f csv``: a row per collective; the
+    sweep's own words (the file appended to) on stderr, no nccl-tests table."""
+    pytest.importorskip("torch")
+    out, ops = tmp_path / "coll.jsonl", ["--ops", "all_reduce,broadcast", "--warmup", "0"]
+    runner = CliRunner()
+    result = runner.invoke(app, ["collectives", *TINY, *ops, "--out", str(out), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [v["op"] for v in doc["verdicts"]] == ["all_reduce", "broadcast"]
+    first = doc["verdicts"][0]
+    assert first["verdict"] == "no reference" and first["reference"].startswith("CPU processes")
+    assert first["change"] is None and doc["not_run"] == [] and doc["sweep_id"]
+    assert f"result rows appended to {out}" in result.stderr
+    result = runner.invoke(app, ["collectives", *TINY, *ops, "--out", str(out), "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["op"] for r in rows] == ["all_reduce", "broadcast"]
+    # compared with the sweep before, or not for this one's single call per size
+    assert {(r["change_kind"], r["change_against"], r["change_iters"]) for r in rows} == {
+        ("too few calls", "this", "1")
+    }
+    # the terminal's sweep tables: their dropped columns are in the file, not in -f csv
+    table = runner.invoke(app, ["collectives", *TINY, *ops, "--out", str(out)], env=NARROW)
+    said = " ".join(table.stdout.split())
+    assert table.exit_code == 0 and "(not shown, for width: " in said, table.output
+    assert "its row in the --out file)" in said and "-f csv" not in said

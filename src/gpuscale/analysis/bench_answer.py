@@ -5,11 +5,18 @@ every field ``-f csv``'s and ``-f json``'s."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.analysis.bench_sentences import baseline_sentence, bench_headline, trouble_lines
-from gpuscale.analysis.bench_view import none_ok, results_title, shown_columns
+from gpuscale.analysis.bench_sentences import (
+    baseline_sentence,
+    bench_document,
+    bench_headline,
+    trouble_lines,
+)
+from gpuscale.analysis.bench_view import bench_view, none_ok, results_title, shown_columns
 from gpuscale.quantities import of_the
 from gpuscale.tables.views import TableView
 
@@ -65,3 +72,31 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
         empty=empty,
         headline=bench_headline(scaling),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class BenchAnalysed:
+    """``analyze --bench`` of a results table: ``view``, what the terminal or CSV shows
+    (the answer, or every column and note) and, with a ``document``, ``-f json``'s whole
+    document of the bench alone; ``document``: the bench's part of that document (None
+    unless asked); ``measured``: whether any run measured (none: a file of failed runs,
+    the command exits 1 after saying why, as ``bench`` does)."""
+
+    view: TableView
+    document: dict[str, object] | None
+    measured: bool
+
+
+def analyze_bench(table: pd.DataFrame, *, answer: bool, document: bool) -> BenchAnalysed:
+    """A bench table as ``analyze --bench`` gives it: its answer (:func:`bench_answer_view`)
+    where ``answer``, else the whole table (``bench_view``), and with ``document`` its part
+    of ``analyze -f json`` (``bench_sentences.bench_document``)."""
+    from gpuscale.analysis.document import analyze_document  # lazy: the rounds' analysis
+
+    part = bench_document(table) if document else None
+    if answer:
+        view = bench_answer_view(table)
+    else:  # -f json of the bench alone: the same document, no round beside it
+        whole = None if part is None else analyze_document(None, part)
+        view = replace(bench_view(table), document=whole)
+    return BenchAnalysed(view, part, bool((table["status"] == "ok").any()))

@@ -439,3 +439,23 @@ def study_counts(results: list[WorkloadAnalysis], options: AnalysisOptions) -> l
         )
         for workload, verdicts in by_workload.items()
     ]
+
+
+def terminal_views(
+    results: list[WorkloadAnalysis],
+    options: AnalysisOptions,
+    scores: pd.DataFrame | None,
+    *,
+    answer: bool,
+    decompose: bool,
+) -> tuple[list[TableView], list[str]]:
+    """``analyze``'s terminal tables of the rounds and the lines under them: with
+    ``answer``, each workload's answer (:func:`answer_view`), the study's findings counted
+    and where the rest is (``EXPLAIN_ANALYZE``); else each workload's every system and
+    finding (:func:`workload_view`; ``decompose``: --decompose's columns too) and the study
+    compared (:func:`study_lines`)."""
+    if answer:
+        said = [*study_counts(results, options), EXPLAIN_ANALYZE]
+        return [answer_view(r, options) for r in results], said
+    shown = [workload_view(r, options, decompose=decompose) for r in results]
+    return shown, study_lines(results, options, scores)

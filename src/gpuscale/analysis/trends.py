@@ -449,6 +449,26 @@ def trends_view(
     )
 
 
+def rounds_trends_view(
+    tables: RoundTables,
+    workloads: list[str] | None,
+    families: list[str] | None,
+    *,
+    republished: bool,
+) -> TableView:
+    """``gpuscale trends`` of the rounds in ``tables``: :func:`trends_view` of their scores,
+    each result's framework beside it, a workload's first and last rounds the installed
+    rules' (mlperf-logging), as :func:`trend_table` reads them."""
+    return trends_view(
+        with_framework(tables.scores, tables.systems),
+        workloads,
+        families,
+        republished=republished,
+        first_rounds=first_rounds(),
+        last_rounds=last_rounds(),
+    )
+
+
 def row_notes(frame: pd.DataFrame) -> tuple[str, ...]:
     """The trend rows' notes under the terminal's table, not in a column of it (a note
     folded into a narrow cell ran 3 to 9 lines a row): each clause once per workload, with

@@ -27,6 +27,7 @@ from gpuscale.hardware.links import get_preset
 from gpuscale.interconnect.expected import first_gpus, sweep_gpus
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
+from gpuscale.interconnect.shown import sweep_said, sweep_spread, sweep_views, verdict_view
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import skipped_lines
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscale.interconnect.topology import Topology
+    from gpuscale.tables.views import TableView
 
 
 class SweepError(Exception):
@@ -187,13 +189,21 @@ class InterconnectCheck:
     """A collectives sweep and what it says of the interconnect: ``settings`` (NCCL
     environment findings) and ``verdicts`` (one sentence per collective), in words;
     ``skipped``: the file's lines not read, a warning each (``read_sweeps``' problems);
-    ``closing``: where the sweep was appended, as ``bench`` says it."""
+    ``closing``: where the sweep was appended, as ``bench`` says it; ``said``: the lines
+    under the verdict (``interconnect.shown.sweep_said``); ``warned``: a collective whose
+    calls were far apart, a warning each (``sweep_spread``); ``views``: a table per
+    collective that ran, as nccl-tests prints it; ``verdict_view``: the verdict records as
+    ``-f csv`` and ``-f json`` write them (``interconnect.shown.verdict_view``)."""
 
     run: SweepRun
     settings: list[str]
     verdicts: list[str]
+    verdict_view: TableView
     skipped: list[str] = field(default_factory=list)
     closing: str = ""
+    said: list[str] = field(default_factory=list)
+    warned: list[str] = field(default_factory=list)
+    views: list[TableView] = field(default_factory=list)
 
 
 def check_interconnect(
@@ -231,13 +241,18 @@ def check_interconnect(
     )
     rows = counted(len(done.latest), "result row")
     ranks = int(done.sweeps.headers.get(done.sweep_id, {}).get("ranks") or world)
+    settings = [f.message for f in check_env(done.env, nvlink=nvlink)]
     return InterconnectCheck(
         run=done,
-        settings=[f.message for f in check_env(done.env, nvlink=nvlink)],
+        settings=settings,
         # how the sizes asked were sent, once, beside the verdicts that name them
         verdicts=[*(v.sentence() for v in verdicts), *rounded_sizes(config, done.device, ranks)],
         skipped=skipped_lines(done.sweeps.problems),
         closing=f"sweep {done.sweep_id}: {rows} appended to {quoted_path(asked.out)}",
+        said=sweep_said(settings, done.latest),
+        warned=[f"warning: {line}" for line in sweep_spread(done.latest)],
+        views=sweep_views(done.latest),
+        verdict_view=verdict_view(verdicts, done.sweep_id, settings, done.latest),
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.ladder_names import checked_names
 from gpuscale.bench.probe import count_parameters
+from gpuscale.bench.results import BenchFile, after_sweep
 from gpuscale.bench.runner import (
     LAUNCH_GRACE_S,
     Progress,
@@ -252,12 +253,16 @@ class Ran:
     """A planned sweep once run: its report, the lines said as it ends (what it did, then
     what an interrupted sweep kept), the refusal where no model asked for could be built
     (its error rows are written; "" otherwise) and the exit status: 130 interrupted, 1 a
-    run failed, else 0."""
+    run failed, else 0; ``results``: the results file read back for the sweep's table
+    (``results.after_sweep``; None where no model ran, each reason said already, or the
+    file cannot be shown) and ``results_notes``: what is said of the file first."""
 
     report: SweepReport
     closing: tuple[str, ...]
     refusal: str
     status: int
+    results: BenchFile | None = None
+    results_notes: tuple[str, ...] = ()
 
 
 def run_planned(planned: Planned, on_event: Progress | None = None) -> Ran:
@@ -279,4 +284,5 @@ def run_planned(planned: Planned, on_event: Progress | None = None) -> Ran:
         status = 1
     if report.interrupted:
         status = 130
-    return Ran(report, tuple(closing), refusal, status)
+    results, notes = after_sweep(config.out) if planned.chosen else (None, [])
+    return Ran(report, tuple(closing), refusal, status, results, tuple(notes))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from gpuscale.bench.config import BenchConfig
@@ -36,8 +34,13 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
         return
     with fail_on(ResultsError, ValueError):
         ran = run_planned(planned, on_event=_progress)
-    if planned.chosen:  # else no table: each reason would be said a third time
-        _print_results(request.out, ran.report.sweep_id, ran.report.skipped)
+    note(*ran.results_notes)
+    if ran.results is not None:  # this sweep's runs read against the whole results file
+        from gpuscale.analysis.bench_view import bench_view  # lazy: numpy and pandas
+
+        table, report = ran.results.table, ran.report  # its rows: those of report.sweep_id
+        view = bench_view(table, sweep=report.sweep_id, path=request.out, skipped=report.skipped)
+        show(view, Format.table)
     say(ran.closing, stderr=True)
     if ran.refusal:  # every model asked for failed to build: their error rows are written
         fail(ran.refusal)
@@ -48,17 +51,3 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
 def _progress(said: str) -> None:
     """A sweep's progress line (a run started, done, failed) on stderr."""
     say([f"  {said}"], stderr=True)
-
-
-def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
-    """This sweep's runs (rows marked ``sweep_id``; ``skipped`` by --resume) read against
-    the whole results file, its earlier rows and unreadable lines counted."""
-    # lazy: numpy and pandas (the results reader, the bench table), only the bench needs them
-    from gpuscale.analysis.bench_view import bench_view
-    from gpuscale.bench.results import after_sweep
-
-    loaded, notes = after_sweep(out_file)
-    note(*notes)
-    if loaded is not None:
-        view = bench_view(loaded.table, sweep=sweep_id, path=out_file, skipped=skipped)
-        show(view, Format.table)

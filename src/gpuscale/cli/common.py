@@ -150,8 +150,7 @@ def load_tables(selection: RoundSelection, study: bool = False, bench: Path | No
         part of them not read, never unsaid; of the workloads asked only, not others')."""
         from gpuscale.tables.views import not_whole, reading_notes, rejected_notes  # lazy: pandas
 
-        for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
-            say([line], stderr=True) if line.startswith("warning: ") else note(line)
+        note(*reading_notes(read.problems, sources))  # a warning as it is, a note as one
         note(*rejected_notes(read.scores, asked_workloads(read.scores, selection.benchmark)))
         UNREAD.set(UNREAD.get() | set(not_whole(read.problems)))
 

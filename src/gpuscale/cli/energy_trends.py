@@ -40,20 +40,10 @@ def trends(
     columns_asked: Columns = None,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
-    # lazy: pandas (the analysis and MLPerf stacks), not needed for --help
-    from gpuscale.analysis.software import with_framework
-    from gpuscale.analysis.trends import trends_view
-    from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
+    from gpuscale.analysis.trends import rounds_trends_view  # lazy: pandas, not for --help
 
-    tables = load_tables(selection)
-    benchmark = selection.benchmark
+    tables, benchmark = load_tables(selection), selection.benchmark
+    workloads = workloads_of(tables, benchmark)[0] if benchmark else None
     with fail_on(UnknownNameError, option="--family"):
-        view = trends_view(
-            with_framework(tables.scores, tables.systems),
-            workloads_of(tables, benchmark)[0] if benchmark else None,
-            family,
-            republished=republished,
-            first_rounds=first_rounds(),
-            last_rounds=last_rounds(),
-        )
+        view = rounds_trends_view(tables, workloads, family, republished=republished)
     show(view, fmt, columns_asked, nothing=2)

@@ -17,12 +17,15 @@ from gpuscale.cli.output import Format, err, fail_on, out, print_json, say, show
 
 
 @command(app, "collectives")
-def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
+def collectives(
+    asked: CheckRequest, config: CollectivesConfig, fmt: FormatOption = Format.table
+) -> None:
     """Whether the interconnect is healthy (first), and the collectives sweep as nccl-tests
     runs it."""
     require_torch("the collectives sweep")
-    # lazy: numpy and the torchrun sweep, only the measuring commands need them
+    # lazy: numpy, pandas and the torchrun sweep, only the measuring commands need them
     from gpuscale.bench.collectives_sweep import SweepError, check_interconnect
+    from gpuscale.interconnect.shown import SWEEP_REST
 
     with fail_on(ValueError):
         world = asked.world()
@@ -32,14 +35,13 @@ def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
     ):
         check = check_interconnect(asked, config, world)
     say(check.skipped, stderr=True)  # the file's lines not read, one each
-    say(check.verdicts)  # the verdict first (one line per collective), then the detail
-    say(f"NCCL setting: {s}" for s in check.settings)
-    from gpuscale.interconnect.shown import sweep_failures, sweep_spread, sweep_views  # pandas
-
-    say(sweep_failures(check.run.latest))  # those that did not run, then a table each
-    say((f"warning: {line}" for line in sweep_spread(check.run.latest)), stderr=True)
-    for view in sweep_views(check.run.latest):
-        show(view, Format.table)
+    if fmt is Format.table:  # the verdict first (one line per collective), then the detail
+        say(check.verdicts + check.said)
+    else:  # stdout one document, the verdict records; what they say of it on stderr
+        show(check.verdict_view, fmt)
+    say(check.warned, stderr=True)  # a collective whose calls were far apart, a warning each
+    for view in check.views if fmt is Format.table else ():  # a table per collective
+        show(view, Format.table, rest=SWEEP_REST)
     say([check.closing], stderr=True)
 
 

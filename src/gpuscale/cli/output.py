@@ -87,9 +87,11 @@ def _columns() -> int | None:
 
 
 def note(*texts: str) -> None:
-    """A ``note: ...`` line on stderr for each of ``texts`` (a ``WARNING: ...`` as itself),
-    plain text (names in it are never markup), folded at a terminal's width (:func:`say`)."""
-    say([t if t.startswith("WARNING: ") else f"note: {t}" for t in texts], stderr=True)
+    """A ``note: ...`` line on stderr for each of ``texts`` (a ``WARNING: ...`` or a
+    ``warning: ...`` as itself), plain text (names in it are never markup), folded at a
+    terminal's width (:func:`say`)."""
+    said = [t if t.startswith(("WARNING: ", "warning: ")) else f"note: {t}" for t in texts]
+    say(said, stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -268,12 +270,11 @@ def show(
     if fmt is Format.json and view.document is not None:
         print_json(out, view.document)
         return
-    # the columns asked (names.resolve_columns), checked before any note is said
+    # the columns asked (names.resolve_columns), checked before any note is said; else the
+    # terminal's, or CSV's and JSON's every one (lossless)
+    default = list(view.shown) if fmt is Format.table else view.every_column
     with fail_on(UnknownNameError, option="--columns"):
-        shown = resolve_columns(columns, list(view.shown), list(view.frame.columns), view.renamed)
-    if columns is None and fmt is not Format.table:
-        # CSV and JSON are lossless: the terminal's columns first, then every other one
-        shown += [c for c in view.frame.columns if c not in shown]
+        shown = resolve_columns(columns, default, list(view.frame.columns), view.renamed)
     note(*view.notes)
     wrap = bool(rest) or None  # a short answer's lines folded at the terminal's width
     document = fmt is not Format.table  # CSV, JSON: stdout one document, the words on stderr

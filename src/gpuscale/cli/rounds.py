@@ -149,15 +149,15 @@ def analyze(
         print_json(out, analysed_json(analysed, scores, bench_doc))
     elif fmt is Format.csv:
         show(views.every_result_view(results, scores), fmt, columns_asked)
-    elif explain or decompose_columns or columns_asked:  # every system's row, every finding
-        for result in results:
-            view = views.workload_view(result, request, decompose=decompose_columns)
-            show(view, Format.table, columns_asked)
-        say(views.study_lines(results, request, scores))
-    else:  # the answer: the count each criterion picks, per workload
-        for result in results:
-            show(views.answer_view(result, request), Format.table, rest="--explain or -f csv")
-        say([*views.study_counts(results, request), views.EXPLAIN_ANALYZE], wrap=True)
+    else:  # the answer (the count each criterion picks, per workload), or every system's
+        # row and finding (--explain, --decompose, --columns)
+        answer = not (explain or decompose_columns or columns_asked)
+        shown, said = views.terminal_views(
+            results, request, scores, answer=answer, decompose=decompose_columns
+        )
+        for view in shown:
+            show(view, Format.table, columns_asked, rest="--explain or -f csv" if answer else "")
+        say(said, wrap=answer or None)  # a short answer's lines folded at the width
 
 
 def _analyze_bench(
@@ -167,24 +167,15 @@ def _analyze_bench(
     (--explain), ``columns`` or ``-f csv``: the whole table, every note) alone or before the
     rounds', or with ``-f json`` its part of the document (written now when ``alone``, else
     returned); alone, a file of failed runs alone exits 1 after saying why, as bench does."""
-    # lazy: the analysis stack (pandas), not needed for --help
-    from gpuscale.analysis.bench_answer import bench_answer_view
-    from gpuscale.analysis.bench_sentences import bench_document
-    from gpuscale.analysis.bench_view import bench_view
-    from gpuscale.analysis.document import analyze_document
+    from gpuscale.analysis.bench_answer import analyze_bench  # lazy: the analysis stack, pandas
 
-    table, doc = read_bench(path).table, None
-    if fmt is Format.table and not (whole or columns):  # the answer
-        show(bench_answer_view(table), fmt, rest="--explain or -f csv")
-    elif fmt is not Format.json:
-        show(bench_view(table), fmt, columns)
-    else:
-        doc = bench_document(table)
-        if alone:
-            print_json(out, analyze_document(None, doc))
-    if alone and not (table["status"] == "ok").any():  # every run failed: said, exit 1
+    answer = fmt is Format.table and not (whole or columns)
+    analysed = analyze_bench(read_bench(path).table, answer=answer, document=fmt is Format.json)
+    if alone or fmt is not Format.json:
+        show(analysed.view, fmt, columns, rest="--explain or -f csv" if answer else "")
+    if alone and not analysed.measured:  # every run failed: said, exit 1
         raise typer.Exit(1)
-    return doc
+    return analysed.document
 
 
 @command(app, "report")
@@ -208,7 +199,6 @@ def report(
     from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: pandas, matplotlib
     from gpuscale.report.request import write_report
 
-    missing: list[str] = []  # what was asked for and could not be given
     tables = load_tables(selection, study=True, bench=bench_file)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
@@ -219,14 +209,12 @@ def report(
             workloads,
             bench=bench,
             notes=notes,
-            on_missing=missing.append,
             bench_path=bench_file,
             sources=selection.data_arguments(),
         )
-    path, shown = written.path, quoted_path(written.path)  # pastes whole with a space
-    say([f"report written to {shown}{written.replaced}", *written.headline])
-    say([f"warning: {line}" for line in missing], stderr=True)
-    if open_browser and not webbrowser.open(path.resolve().as_uri()):
-        err.print(f"note: no browser found to open it; open {shown} yourself", markup=False)
-    if missing:
+    say(written.said)
+    say(written.warned, stderr=True)  # what was asked for and could not be given: exit 1
+    if open_browser and not webbrowser.open(written.path.resolve().as_uri()):
+        note(f"no browser found to open it; open {quoted_path(written.path)} yourself")
+    if written.missing:
         raise typer.Exit(1)

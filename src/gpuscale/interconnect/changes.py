@@ -20,6 +20,7 @@ from gpuscale.interconnect.expected import Header
 from gpuscale.interconnect.nccl import backend_for
 from gpuscale.quantities import number
 from gpuscale.tables.codes import Code
+from gpuscale.tables.json_depth import JSON
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,6 +66,20 @@ class SweepChange:
     def lower_share(self) -> float:
         """How much lower the latest peak is (negative: higher)."""
         return 1 - self.ratio
+
+    def to_dict(self) -> dict[str, JSON]:
+        """The change as JSON: its kind, the sweep compared with, both peaks (GB/s; NaN,
+        null in JSON, where not compared), the noise share, the calls and the sentence."""
+        return {
+            "kind": str(self.kind),
+            "against": self.against,
+            "before_gbs": self.before_gbs,
+            "now_gbs": self.now_gbs,
+            "noise_share": self.noise_share,
+            "iters": self.iters,
+            "suspects": self.suspects,
+            "sentence": self.sentence(),
+        }
 
     def sentence(self) -> str:
         return _CHANGE_WORDS[self.kind].format(

@@ -4,13 +4,15 @@ prints it (one table per collective) and a topology as ``nvidia-smi topo -m`` la
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, replace
 
 import pandas as pd
 
+from gpuscale.interconnect.changes import SweepChange
 from gpuscale.interconnect.nccl import check_env
 from gpuscale.interconnect.topology import Topology
+from gpuscale.interconnect.verdict import OpVerdict
 from gpuscale.plausibility import NOISY_P95_OVER_P50
 from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.json_depth import JSON
@@ -18,6 +20,9 @@ from gpuscale.tables.views import TableView
 
 # nccl-tests prints times and bandwidths with two decimals
 SWEEP_TWO_DECIMALS = ("time (us)", "p99 (us)", "algbw (GB/s)", "busbw (GB/s)")
+# where a sweep table's columns dropped for width are (`collectives -f csv` writes the
+# verdicts, not these tables)
+SWEEP_REST = "each size's every field: its row in the --out file"
 
 
 def sweep_failures(latest: pd.DataFrame) -> list[str]:
@@ -57,6 +62,52 @@ def sweep_spread(latest: pd.DataFrame) -> list[str]:
             "is time_us_p50 in the results file)"
         )
     return said
+
+
+def sweep_said(settings: Sequence[str], latest: pd.DataFrame) -> list[str]:
+    """What ``collectives`` says under its verdict: each NCCL setting found
+    (``nccl.check_env``' messages), then each collective that did not run
+    (:func:`sweep_failures`)."""
+    return [*(f"NCCL setting: {s}" for s in settings), *sweep_failures(latest)]
+
+
+# a verdict's change since earlier sweeps, as CSV's change_* columns (SweepChange.to_dict)
+_CHANGE_KEYS = (*(f.name for f in fields(SweepChange)), "sentence")
+
+
+def _verdict_row(verdict: OpVerdict) -> dict[str, object]:
+    """A verdict's ``to_dict`` as one CSV row: its lists as tuples (written "; "-separated)
+    and its change as ``change_*`` columns, empty where no earlier sweep ran alike."""
+    record = verdict.to_dict()
+    change = record.pop("change") or {}
+    row = {k: tuple(v) if isinstance(v, list) else v for k, v in record.items()}
+    return row | {f"change_{k}": change.get(k) for k in _CHANGE_KEYS}
+
+
+def verdict_view(
+    verdicts: Sequence[OpVerdict], sweep_id: str, settings: Sequence[str], latest: pd.DataFrame
+) -> TableView:
+    """The verdicts as ``collectives -f csv`` and ``-f json`` write them. CSV: a row per
+    collective, every field of ``OpVerdict.to_dict``, what the terminal says under the
+    verdict (:func:`sweep_said`) on stderr; JSON: one document, the sweep's id, the
+    verdict records as ``to_dict`` gives them, the NCCL settings found (their messages)
+    and the collectives that did not run (``op: status (reason)``)."""
+    frame = pd.DataFrame([_verdict_row(v) for v in verdicts])
+    if "change_iters" in frame:  # a count, never 20.0 beside a verdict with no change
+        frame["change_iters"] = frame["change_iters"].astype("Int64")
+    document = {
+        "sweep_id": sweep_id,
+        "verdicts": [v.to_dict() for v in verdicts],
+        "nccl_settings": list(settings),
+        "not_run": sweep_failures(latest),
+    }
+    return TableView(
+        frame,
+        list(frame.columns),
+        said=tuple(sweep_said(settings, latest)),
+        document=document,
+        keys=("op",),
+    )
 
 
 def sweep_tables(latest: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

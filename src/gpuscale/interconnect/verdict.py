@@ -62,7 +62,8 @@ class OpVerdict:
     host: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, JSON]:
-        """The verdict as JSON: its figures, the ring judged against and the sentence."""
+        """The verdict as JSON, every field: its figures, what it was judged against
+        (``reference``, the ring), the change since earlier sweeps and the sentence."""
         return {
             "op": self.op,
             "peak_busbw_gbs": self.peak_busbw_gbs,
@@ -70,11 +71,13 @@ class OpVerdict:
             "expected_busbw_gbs": self.expected_busbw_gbs,
             "ratio": self.ratio,
             "verdict": self.verdict,
+            "reference": self.reference,
             "gpus": None if self.gpus is None else list(self.gpus),
             "ring_link": self.ring_link,
             "ring_preset": self.ring_preset,
             "causes": list(self.causes),
             "host": list(self.host),
+            "change": None if self.change is None else self.change.to_dict(),
             "sentence": self.sentence(),
         }
 

@@ -5,7 +5,7 @@ the figure cache. Pure Python at import: the CLI imports the request at start.""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +14,7 @@ from gpuscale.hardware.links import check_preset
 from gpuscale.hardware.memory import STRATEGIES
 from gpuscale.sources.atomic import replacing
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP, reference_option
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (
     FieldError,
@@ -146,11 +147,24 @@ class ReportWritten:
     """A report written: its HTML file, what its first screen leads with, a line each
     (``report.page.report_headline``: your hardware's answer, else each workload's
     recommended count), and the earlier report it replaced (``, replacing its report of
-    v4.1``; "" for none: ``sources.atomic.replacing``)."""
+    v4.1``; "" for none: ``sources.atomic.replacing``); ``missing``: a sentence for each
+    part asked for that it could not give (the advice ``--advise`` asked for and why)."""
 
     path: Path
     headline: tuple[str, ...] = ()
     replaced: str = ""
+    missing: tuple[str, ...] = ()
+
+    @property
+    def said(self) -> list[str]:
+        """What ``gpuscale report`` says of it: where it was written (a path that pastes
+        whole with a space in it) and what it replaced, then its headline."""
+        return [f"report written to {quoted_path(self.path)}{self.replaced}", *self.headline]
+
+    @property
+    def warned(self) -> list[str]:
+        """A warning for each part asked for and not given (the command exits 1)."""
+        return [f"warning: {line}" for line in self.missing]
 
 
 def _model_in_bench(bench: pd.DataFrame, model: str, bench_path: Path | None) -> None:
@@ -178,7 +192,6 @@ def write_report(
     *,
     bench: pd.DataFrame | BenchFile | None = None,
     notes: Sequence[str] = (),
-    on_missing: Callable[[str], None] | None = None,
     bench_path: Path | None = None,
     sources: Sequence[str] = (),
 ) -> ReportWritten:
@@ -186,7 +199,7 @@ def write_report(
     a results file as ``load_bench`` read it: its skipped lines said in the section) as
     ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
     from; ``sources``: the data arguments as typed, as ``build_report`` takes them); the
-    HTML file's path and the page's headline. Raises what
+    HTML file's path, the page's headline and what it could not give. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``); a
     :class:`FieldError` for --advise without a bench."""
     # lazy: matplotlib and the analysis stack, only for a report
@@ -204,6 +217,7 @@ def write_report(
     if advice is not None and request.model is not None:
         _model_in_bench(bench, request.model, bench_path)
     headline: list[tuple[str, ...]] = []
+    missing: list[str] = []  # each part asked for and not given, said by the command
     replaced = replacing(request.out, "report", "report")
     path = build_report(
         tables,
@@ -219,8 +233,8 @@ def write_report(
         png=request.png,
         cache=default_folder() if request.cache else None,
         all_figures=request.all_figures,
-        on_missing=on_missing,
+        on_missing=missing.append,
         on_headline=headline.append,
         sources=sources,
     )
-    return ReportWritten(path, next(iter(headline), ()), replaced)
+    return ReportWritten(path, next(iter(headline), ()), replaced, tuple(missing))

@@ -163,6 +163,12 @@ class TableView:
     renamed: Mapping[str, str] = field(default_factory=dict)  # {other tables' name: this one's}
 
     @property
+    def every_column(self) -> list[str]:
+        """What CSV and JSON print where no ``--columns`` was asked (they are lossless):
+        the terminal's columns first, then every other one of ``frame``."""
+        return [*self.shown, *(c for c in self.frame.columns if c not in self.shown)]
+
+    @property
     def said_apart(self) -> tuple[str, ...]:
         """``said`` where the rows do not carry it (``said_of``): what CSV and JSON add."""
         return () if self.said_of else self.said

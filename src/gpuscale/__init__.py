@@ -10,6 +10,7 @@ A notebook needs three calls::
 and one for advice: ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")``.
 """
 
+import functools
 from typing import Any
 
 # the analysis's calls (``gpuscale.analysis``)
@@ -31,10 +32,15 @@ def __getattr__(name: str) -> Any:
 
         return getattr(mlperf, name)
     if name == "advise":
-        from gpuscale.advice.api import (
-            advise_by_keywords as advise,  # lazy: pandas and numpy (the advice model)
-        )
+        from gpuscale.advice.api import advise_by_keywords  # lazy: pandas and numpy
 
+        # help(gpuscale.advise) titled as it is called, its signature and docstring kept
+        @functools.wraps(advise_by_keywords)
+        def advise(*args: Any, **kwargs: Any) -> Any:
+            return advise_by_keywords(*args, **kwargs)
+
+        advise.__name__ = advise.__qualname__ = "advise"
+        globals()["advise"] = advise  # one function: gpuscale.advise is gpuscale.advise
         return advise
     if name in ("plan", "PlanRequest"):
         from gpuscale import planning  # lazy: the plan (pandas for its DataFrame)

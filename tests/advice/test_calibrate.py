@@ -357,3 +357,29 @@ def test_a_sweep_of_other_hardware_is_refused(tmp_path: Path, golden: Golden) ->
     assert "timed GPUs" in str(reverse.value) and "CPU processes the model" in str(reverse.value)
     said = str(reverse.value)
     golden.check(VIEW, "a GPU sweep under a CPU model", said, paths={str(tmp_path): "<tmp>"})
+
+
+def test_flagged_runs_left_out_are_named_apart_and_whose(golden: Golden) -> None:
+    """Each flagged run left out is named as the bench table names its run: two of one model
+    at one count read apart; one of another model is said to be another model's, whose runs
+    the calibration reads too (its contention at N > 1)."""
+    noisy = []
+    for model, params in (("mlp-4m", 4_000_000), ("mlp-4m", 4_000_000), ("mlp-1m", 1_000_000)):
+        run = bench_record(model, params, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
+        noisy.append(run | {"flags": ["noisy no-sync steps"]})
+    table = bench_table([*ladder("mlp", 0.5, 0.05), *noisy])
+    found = next(n for n in calibrate(table, "mlp-4m").bench.notes if n.kind == "flagged_left_out")
+    runs = [(r["model"], r["run"], r["devices"]) for r in found.findings("pairs")]
+    assert runs == [
+        ("mlp-4m", "mlp-4m (run 1)", 2),
+        ("mlp-4m", "mlp-4m (run 2)", 2),
+        ("mlp-1m", "mlp-1m", 2),
+    ]
+    assert found["runs"] == 3 and found["others"] is True
+    golden.check(VIEW, "flagged runs of two models, named apart", said(found))
+    (own,) = (
+        n
+        for n in calibrate(table[table["model"] != "mlp-1m"], "mlp-4m").bench.notes
+        if n.kind == "flagged_left_out"
+    )
+    assert own["others"] is False

@@ -73,7 +73,7 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path, golden: Gol
     # its 0.818x, outside the interval, is the only measurement at 2: used, its flag said
     (found,) = advice.disagreements
     assert found.why == "flagged_only" and found.flags == tuple(BUSY)
-    assert advice.caveats[0].startswith("Measured on 2") and "all flagged" in advice.caveats[0]
+    assert advice.caveats[0].startswith("Measured on 2") and "1 run, flagged (" in advice.caveats[0]
     golden.check(VIEW, "a flagged run outside the interval", advice.caveats[0])
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
     (used,) = allowed.disagreements

@@ -106,7 +106,7 @@ def test_a_run_set_against_the_weak_scaling_alternative_says_so(golden: Golden) 
     runs = measured_runs(_sweeps([(180.0, False)]), "m", allow_flagged=False)
     (line,) = against_measured(measured_counts(strong, runs, _predictions()))
     # the alternative's 1.8 (1.6-2x), not the advice's own 1.2
-    assert "1.8x (1.60-2.00x" in line and "weak scaling" in line, line
+    assert "1.80x (1.60-2.00x" in line and "weak scaling" in line, line
     golden.check(VIEW, "a run against the weak-scaling alternative", line)
 
 

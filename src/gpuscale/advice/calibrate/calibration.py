@@ -45,7 +45,7 @@ def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
 def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     """All the bench measured of ``model``, its communication as numbers (``measured_comm``)
     to be read on the link advised (``model.network.comm_scale``)."""
-    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
+    rows, notes = trusted(as_step_model(table), model)  # per micro-step; FSDP's step whole
     runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
     if runs_of.empty:
         known = tuple(sorted(single(rows)["model"].unique()))

@@ -22,6 +22,7 @@ from gpuscale.bench.table import flag_summary
 from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS
+from gpuscale.tables.bench import configuration_labels
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -71,8 +72,7 @@ class BenchFieldError(CalibrationError, FieldError):
 
     def __init__(self, field: str, value: object, found: Why) -> None:
         CalibrationError.__init__(self, found)
-        self.field, self.value = field, value
-        self.field_text = ""
+        self.field, self.value, self.field_text = field, value, ""
 
     @property
     def problems(self) -> tuple[tuple[str, object, str], ...]:
@@ -84,9 +84,7 @@ class BenchFieldError(CalibrationError, FieldError):
 
 def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
     value = row.get(column)
-    if pd.isna(value):
-        return default
-    return cast(value)
+    return default if pd.isna(value) else cast(value)
 
 
 def _flagged(table: pd.DataFrame) -> pd.Series:
@@ -203,20 +201,22 @@ def outlasted_by_flagged(table: pd.DataFrame) -> int:
     return int(_configuration(dropped).isin(flagged_keys).sum()) if len(dropped) else 0
 
 
-def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
-    """The ``ok`` runs of ``table`` not flagged and not outlasted (:func:`longest`), and a
-    note on the flagged ones."""
-    flagged, table = table[_flagged(table)], longest(table)
+def trusted(table: pd.DataFrame, model: str) -> tuple[pd.DataFrame, list[str | Finding]]:
+    """The ``ok`` runs of ``table`` not flagged and not outlasted (:func:`longest`); a note on
+    the flagged ones, each named as the bench table names its run (``tf-7m (run 2)``), and
+    whether any is another model's than ``model`` (one model's runs calibrate another's)."""
+    flagged, labels, table = table[_flagged(table)], configuration_labels(table), longest(table)
     if flagged.empty:
         return trusted_runs(table), []
     runs = tuple(
-        Finding.of(FindingKind.RUN_ON, model=str(r.model), devices=int(r.accelerators))
-        for r in flagged.itertuples()
+        Finding.of(FindingKind.RUN_ON, model=str(m), run=str(labels[i]), devices=int(n))
+        for i, m, n in zip(flagged.index, flagged["model"], flagged["accelerators"], strict=True)
     )
     summary = tuple(flag_summary(flagged))
     flags = tuple(Finding.of(FindingKind.FLAG_RUNS, flag=kind, runs=n) for kind, n, _ in summary)
     said = {"pairs": runs, "flags": flags, "several": flags_among(summary, len(flagged))}
-    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), **said)
+    others = bool((flagged["model"] != model).any())
+    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), others=others, **said)
     return trusted_runs(table), [found]
 
 

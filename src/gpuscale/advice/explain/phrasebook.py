@@ -185,6 +185,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "ms_span": lambda v, of: format_ms_span(_float(v), _float(of)),  # v to of, unit once
     "count": lambda v, of: format_count(_float(v)),
     "num": lambda v, of: number(v),
+    # a value beside an interval, to the figures of its ends (1.70x, 1.26-2.00x)
+    "num_at": lambda v, of: ends_alike(v, v)[0],
     "num_to": lambda v, of: span(number(v), number(of)),  # 10-24, one value where alike
     # every whole digit, at least three significant: 5,962, 0.449
     "whole": lambda v, of: number(v, max(3, len(f"{abs(_float(v)):.0f}"))),
@@ -192,6 +194,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "beside": lambda v, of: numbers_apart(_float(of), _float(v))[1],  # as printed beside of
     # counts, batches or names, numbers whole with thousands separators (1,000,000, not 1e+06)
     "joined": lambda v, of: joined(map(number, v)),  # type: ignore[call-overload]
+    # values beside an interval (measured speedups), each as ``num_at`` writes it
+    "joined_at": lambda v, of: joined(ends_alike(x, x)[0] for x in v),  # type: ignore[attr-defined]
     "either": lambda v, of: joined(map(str, v), "or"),  # type: ignore[call-overload]
     "signed_at": _signed_at,  # each value a signed share at the number of ``of`` beside it
     "ms_at": _ms_at,  # each value ms (in the unit the largest takes) at the batch of ``of``
@@ -237,8 +241,9 @@ class Phrasing(Formatter):
     kinds that read the template itself: ``noun~word`` (the word agreeing with how many
     values), ``counted~noun`` (``3 runs``), ``of_the~whole~noun`` (``1 of the 3 runs``: the
     value of ``whole``, in ``noun``), :data:`JOINS`, ``listed`` (as a sentence lists them:
-    ``a, b and c``), ``pick~fragments`` (the one keyed by the value, else by ``*``),
-    ``opt~fragment`` (the fragment where the value is not None)."""
+    ``a, b and c``), ``pick~fragments`` (the one keyed by the value, a tuple's by
+    how many it holds, else by ``*``), ``opt~fragment`` (the fragment where the value is not
+    None)."""
 
     def __init__(
         self, template: dict, values: dict[str, object], said: Callable[[object], str] = str
@@ -302,9 +307,9 @@ class Phrasing(Formatter):
             return counted(int(many), other)
         if kind == "listed":  # sentences and findings as a sentence lists them
             return joined(map(self.nested, value))  # type: ignore[call-overload]
-        if kind == "pick":
-            fragments = self.template[other]
-            return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
+        if kind == "pick":  # a tuple keyed by how many it holds (``1``: one run)
+            fragments, key = self.template[other], len(value) if isinstance(value, tuple) else value
+            return self.format(fragments.get(str(key), fragments.get("*")), **self.values)
         if kind == "opt":
             return "" if value is None else self.said(other)
         if format_spec.endswith("%") and not format_spec.startswith("+"):  # as the table

@@ -156,7 +156,13 @@ def resolve_workloads(
         elif key == "all":
             found = valid
         else:
-            found = (available is not None and _two_meanings(raw, folders)) or _matches(key, labels)
+            # a workload's own name, as written, is never ambiguous: a folder differing from
+            # it only in case (``BERT`` beside ``bert``) would otherwise block both
+            found = (
+                (available is not None and _two_meanings(raw, folders))
+                or ([raw] if raw in folders else [])
+                or _matches(key, labels)
+            )
             if len(found) != 1:
                 if len(found) > 1:
                     why = f"ambiguous: {', '.join(sorted(found))}; be more specific"

@@ -4,7 +4,8 @@ and dtypes are ``gpuscale.tables.bench_schema`` (importable from here too)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from gpuscale.tables.bench_schema import (
     BENCH_COLUMNS,
@@ -19,6 +20,8 @@ from gpuscale.tables.bench_schema import (
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
 
+T = TypeVar("T")
+
 __all__ = [
     "BATCH_PART",
     "BENCH_COLUMNS",
@@ -28,6 +31,7 @@ __all__ = [
     "BENCH_TIMING_COLUMNS",
     "COLLECTIVES_COLUMNS",
     "BenchStatus",
+    "cell",
     "configuration_labels",
     "differing_fields",
     "group_and_batch",
@@ -35,6 +39,17 @@ __all__ = [
     "on_a_larger_host",
     "one_device",
 ]
+
+
+def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
+    """A bench row's ``column`` as ``cast`` makes it, or ``default`` where the row has none
+    (missing, None, NaN: a field an older gpuscale did not record, a run without it)."""
+    import pandas as pd  # the CLI starts without pandas
+
+    value = row.get(column)
+    if pd.isna(value):
+        return default
+    return cast(value)
 
 
 def one_device(frame: pd.DataFrame, column: str) -> pd.Series:

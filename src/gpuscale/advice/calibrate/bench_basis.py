@@ -18,7 +18,6 @@ from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     Usable,
     allowed_flagged,
-    cell,
     chosen,
     longest,
 )
@@ -38,7 +37,7 @@ from gpuscale.bench.evidence import labels, remedy
 from gpuscale.bench.support import Support, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import FlagKind
-from gpuscale.tables.bench import BATCH_PART, group_and_batch, most_host_devices
+from gpuscale.tables.bench import BATCH_PART, cell, group_and_batch, most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
 from gpuscale.tables.bench_runs import bench_options, runs_like
 

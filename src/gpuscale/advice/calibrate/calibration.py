@@ -19,7 +19,6 @@ from gpuscale.advice.calibrate.rows import (
     NamedCalibrationError,
     Usable,
     as_step_model,
-    cell,
     default_model,
     same_hardware,
     trusted,
@@ -32,6 +31,7 @@ from gpuscale.advice.model.step import Compute, ModelSpec, per_step_ms, rate_tfl
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import OWN_MODEL, BenchRun, Finding, Measure, Source, trusted_runs
 from gpuscale.advice.types import FindingKind as K
+from gpuscale.tables.bench import cell
 from gpuscale.tables.requests import ref
 
 
@@ -42,10 +42,21 @@ def single(rows: pd.DataFrame, **same: object) -> pd.DataFrame:
     return rows[keep]
 
 
+def _whose(note: str | Finding, model: str) -> str | Finding:
+    """The note on the flagged runs left out (``FLAGGED_LEFT_OUT``) with whether any is
+    another model's than ``model``: one model's runs calibrate another's contention,
+    overlap and communication, so its flagged runs are left out of both."""
+    if not isinstance(note, Finding) or note.kind is not K.FLAGGED_LEFT_OUT:
+        return note
+    others = any(run["model"] != model for run in note.findings("pairs"))
+    return Finding(note.kind, (*note.values, ("others", others)))
+
+
 def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     """All the bench measured of ``model``, its communication as numbers (``measured_comm``)
     to be read on the link advised (``model.network.comm_scale``)."""
-    rows, notes = trusted(as_step_model(table), model)  # per micro-step; FSDP's step whole
+    rows, notes = trusted(as_step_model(table))  # per micro-step; FSDP's step whole
+    notes = [_whose(note, model) for note in notes]
     runs_of = single(rows, model=model)  # its latest N = 1 run, with every phase
     if runs_of.empty:
         known = tuple(sorted(single(rows)["model"].unique()))

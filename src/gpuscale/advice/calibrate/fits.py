@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import CalibrationError, cell
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.calibration import Shape
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, line, prior, within_peak
 from gpuscale.advice.model.hardware import ceiling
@@ -31,6 +31,7 @@ from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Finding, Measure, Source
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.tables.bench import cell
 from gpuscale.tables.bench_runs import bench_options
 
 

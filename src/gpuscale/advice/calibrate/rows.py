@@ -7,10 +7,8 @@ say too)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,7 +31,6 @@ _LATER_COLUMNS += ("fsdp_overhead_ms", "repeat", "repeat_samples_per_s", "repeat
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
 _PLAIN_STEPS = ("plain_step_ms_mean", "small_batch_step_ms_mean", "fixed_ms")
 _PLAIN_STEPS += ("fixed_ms_low", "fixed_ms_high")
-T = TypeVar("T")
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
 Why = Finding | Refusal | str
 
@@ -72,7 +69,8 @@ class BenchFieldError(CalibrationError, FieldError):
 
     def __init__(self, field: str, value: object, found: Why) -> None:
         CalibrationError.__init__(self, found)
-        self.field, self.value, self.field_text = field, value, ""
+        self.field, self.value = field, value
+        self.field_text = ""
 
     @property
     def problems(self) -> tuple[tuple[str, object, str], ...]:
@@ -80,11 +78,6 @@ class BenchFieldError(CalibrationError, FieldError):
 
     def __str__(self) -> str:
         return as_keywords(self.field_text or ValueError.__str__(self))
-
-
-def cell(row: pd.Series, column: str, cast: Callable[..., T], default: T | None = None) -> T | None:
-    value = row.get(column)
-    return default if pd.isna(value) else cast(value)
 
 
 def _flagged(table: pd.DataFrame) -> pd.Series:
@@ -201,10 +194,9 @@ def outlasted_by_flagged(table: pd.DataFrame) -> int:
     return int(_configuration(dropped).isin(flagged_keys).sum()) if len(dropped) else 0
 
 
-def trusted(table: pd.DataFrame, model: str) -> tuple[pd.DataFrame, list[str | Finding]]:
+def trusted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str | Finding]]:
     """The ``ok`` runs of ``table`` not flagged and not outlasted (:func:`longest`); a note on
-    the flagged ones, each named as the bench table names its run (``tf-7m (run 2)``), and
-    whether any is another model's than ``model`` (one model's runs calibrate another's)."""
+    the flagged ones, each named as the bench table names its run (``tf-7m (run 2)``)."""
     flagged, labels, table = table[_flagged(table)], configuration_labels(table), longest(table)
     if flagged.empty:
         return trusted_runs(table), []
@@ -215,8 +207,7 @@ def trusted(table: pd.DataFrame, model: str) -> tuple[pd.DataFrame, list[str | F
     summary = tuple(flag_summary(flagged))
     flags = tuple(Finding.of(FindingKind.FLAG_RUNS, flag=kind, runs=n) for kind, n, _ in summary)
     said = {"pairs": runs, "flags": flags, "several": flags_among(summary, len(flagged))}
-    others = bool((flagged["model"] != model).any())
-    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), others=others, **said)
+    found = Finding.of(FindingKind.FLAGGED_LEFT_OUT, runs=len(flagged), **said)
     return trusted_runs(table), [found]
 
 

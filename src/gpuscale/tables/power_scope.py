@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from gpuscale.quantities import joined
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -61,7 +63,7 @@ def scope_disagreement(logs: str, names: str) -> str:
     names contradict; "" where neither."""
     if "/" in logs:
         return (
-            f"its power logs state both {' and '.join(logs.split('/'))} (conversion_eff's "
+            f"its power logs state both {joined(logs.split('/'))} (conversion_eff's "
             "measurement_type): its power scope is not known"
         )
     if logs and names != UNSTATED and names != logs:

@@ -11,7 +11,10 @@ and one for advice: ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pci
 """
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuscale.advice.api import Advice
 
 # the analysis's calls (``gpuscale.analysis``)
 _ANALYSIS = (
@@ -36,8 +39,8 @@ def __getattr__(name: str) -> Any:
 
         # help(gpuscale.advise) titled as it is called, its signature and docstring kept
         @functools.wraps(advise_by_keywords)
-        def advise(*args: Any, **kwargs: Any) -> Any:
-            return advise_by_keywords(*args, **kwargs)
+        def advise(*args: object, **kwargs: object) -> "Advice":
+            return advise_by_keywords(*args, **kwargs)  # type: ignore[arg-type]
 
         advise.__name__ = advise.__qualname__ = "advise"
         globals()["advise"] = advise  # one function: gpuscale.advise is gpuscale.advise

@@ -103,9 +103,11 @@ def test_every_suggestion_pastes_and_runs(
 def test_the_bench_summary_suggests_a_command_that_runs(walk: Path, capsys) -> None:
     """After a sweep into a file with earlier rows and a line cut short: both are said
     with the command that lists them."""
-    from gpuscale.cli.bench import _print_results
+    from gpuscale.bench.results import after_sweep
+    from gpuscale.cli.bench import _show_results
 
-    _print_results(walk / "my results.jsonl", "a sweep of none of these rows")
+    path = walk / "my results.jsonl"
+    _show_results(*after_sweep(path), path, "a sweep of none of these rows", 0)
     said = capsys.readouterr()
     found = suggestions(said.out + said.err)
     assert len(found) == 2 and all("'" in command for command in found)  # the path, quoted

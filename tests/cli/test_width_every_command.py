@@ -83,9 +83,10 @@ def test_the_bench_and_collectives_output_fits_too(
 ) -> None:
     """What bench prints after its runs (this sweep's table and sentences, the file's
     earlier rows and unreadable lines) and the collectives tables, from recorded rows."""
+    from gpuscale.bench.results import after_sweep
     from gpuscale.bench.runner import SweepReport
     from gpuscale.bench.sweep_plan import done_sentence
-    from gpuscale.cli.bench import _print_results
+    from gpuscale.cli.bench import _show_results
     from gpuscale.cli.output import Format, say, show
     from gpuscale.interconnect.shown import sweep_failures, sweep_views
     from gpuscale.tables import COLLECTIVES_COLUMNS
@@ -96,7 +97,7 @@ def test_the_bench_and_collectives_output_fits_too(
     results = Path("results of an earlier sweep.jsonl")
     results.write_text(Path(BENCH).read_text() + "{cut short\n")
     sweep = json.loads(Path(BENCH).read_text().splitlines()[-1])["sweep_id"]
-    _print_results(results, sweep)
+    _show_results(*after_sweep(results), results, sweep, 0)  # as bench shows it
     say([done_sentence(SweepReport(appended=2, measured=2), results, 1)], stderr=True)
     rows = [
         {**r, "sweep_id": "s", "count": r["size_bytes"] // 4, "dtype": "float32", "redop": "sum"}

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
 
 from gpuscale.bench.config import BenchConfig
@@ -9,6 +13,9 @@ from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli.common import app, require_torch
 from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, fail, fail_on, note, out, print_records, say, show
+
+if TYPE_CHECKING:
+    from gpuscale.bench.results import BenchFile
 
 
 @command(app, "bench")
@@ -34,13 +41,9 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
         return
     with fail_on(ResultsError, ValueError):
         ran = run_planned(planned, on_event=_progress)
-    note(*ran.results_notes)
-    if ran.results is not None:  # this sweep's runs read against the whole results file
-        from gpuscale.analysis.bench_view import bench_view  # lazy: numpy and pandas
-
-        table, report = ran.results.table, ran.report  # its rows: those of report.sweep_id
-        view = bench_view(table, sweep=report.sweep_id, path=request.out, skipped=report.skipped)
-        show(view, Format.table)
+    _show_results(
+        ran.results, ran.results_notes, request.out, ran.report.sweep_id, ran.report.skipped
+    )
     say(ran.closing, stderr=True)
     if ran.refusal:  # every model asked for failed to build: their error rows are written
         fail(ran.refusal)
@@ -51,3 +54,17 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
 def _progress(said: str) -> None:
     """A sweep's progress line (a run started, done, failed) on stderr."""
     say([f"  {said}"], stderr=True)
+
+
+def _show_results(
+    results: BenchFile | None, notes: Sequence[str], out_file: Path, sweep_id: str, skipped: int
+) -> None:
+    """What the results file read back after a sweep says first (``notes``), then this
+    sweep's runs (rows marked ``sweep_id``; ``skipped`` by --resume) read against the whole
+    file; no table where it was not read (``sweep_plan.Ran.results``)."""
+    note(*notes)
+    if results is not None:
+        from gpuscale.analysis.bench_view import bench_view  # lazy: numpy and pandas
+
+        view = bench_view(results.table, sweep=sweep_id, path=out_file, skipped=skipped)
+        show(view, Format.table)

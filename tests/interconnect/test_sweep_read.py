@@ -156,3 +156,18 @@ def test_a_sweep_on_a_busy_host_is_warned_of(tmp_path: Path) -> None:
         path = _write(tmp_path / "quiet.jsonl", _sweep("s1", 20, host=quiet))
         advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, collectives=str(path))
         assert "busy host" not in "\n".join(advice.explanation)
+
+
+def test_a_file_of_a_later_schema_says_so_not_that_it_holds_no_measurement(
+    tmp_path: Path,
+) -> None:
+    """A sweep whose rows name ``gpuscale.collectives/9`` is no file of this gpuscale's
+    versions: refused naming its schema and the ones read, not as "no measurement"."""
+    rows = [{**row, "schema": "gpuscale.collectives/9"} for row in _sweep("s9", 20)]
+    path = _write(tmp_path / "later.jsonl", rows)
+    with pytest.raises(ValueError) as refused:
+        read_collectives(path)
+    said = str(refused.value)
+    assert "gpuscale.collectives/9" in said and "gpuscale.collectives/2" in said
+    assert "holds the all_reduce times" not in said
+    assert read_collectives(_write(tmp_path / "now.jsonl", _sweep("s2", 20))).curves

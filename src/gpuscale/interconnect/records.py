@@ -22,6 +22,7 @@ import pandas as pd
 from gpuscale.interconnect.measured import CurveRead, MeasuredCurves
 from gpuscale.interconnect.network import CommCurve
 from gpuscale.plausibility import NOISY_P95_OVER_P50
+from gpuscale.quantities import joined
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.commands import quoted_path, suggested_command
@@ -30,6 +31,7 @@ from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.round_requests import round_hint
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
+COLLECTIVES_PREFIX = "gpuscale.collectives/"  # every version's schema begins so
 
 
 @dataclass
@@ -196,13 +198,19 @@ def read_collectives(path: Path) -> MeasuredCurves:
         )
     table = sweeps.results
     if table.empty:
-        bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
+        schema = sweeps.first_schema or ""
+        bench = schema.startswith(BENCH_FILE[0])  # as `holds` tells it
         held = (
             f"it holds `gpuscale bench` results: give it as {ref('bench')}"
             if bench  # what it is instead, where known; else what it should hold and whence
             else "a collectives file holds the all_reduce times by message size on 2 or more "
             "ranks, as JSON lines, that `gpuscale collectives --out FILE` measures and writes"
         )
+        if schema.startswith(COLLECTIVES_PREFIX) and schema not in SCHEMAS:
+            held = (  # a later gpuscale's file: its rows are not read, not absent
+                f"its schema {schema} is not one this gpuscale reads ({joined(SCHEMAS)}): "
+                "a newer gpuscale wrote it; read it with that one"
+            )
         raise NamedError(f"{quoted_path(path)}: no collectives measurement ({held})")
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []

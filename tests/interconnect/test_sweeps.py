@@ -64,6 +64,23 @@ def test_nvls_explains_no_peak_beyond_the_line_rate(tmp_path: Path, busbw, verdi
     assert ("ceiling, 788 GB/s" in v.sentence()) == (verdict == "suspicious")
 
 
+def test_wrong_data_back_makes_a_normal_bandwidth_suspicious(tmp_path: Path) -> None:
+    """An H100 all-reduce at 478 GB/s is NVLS-normal; the same sweep whose check found 12
+    wrong elements at 1 GiB is suspicious, that said first with the size: a link that
+    corrupts data has no bandwidth to trust."""
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    path = write(tmp_path / "c.jsonl", {"a": [(1 << 28, 300.0), (1 << 30, 478.0)]})
+    lines = [json.loads(t) for t in path.read_text().splitlines()[:-1]]
+    for line in lines:
+        if line["kind"] == "result":
+            line["wrong"] = 12 if line["size_bytes"] == 1 << 30 else 0
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (v,) = judge(read_sweeps(path), topology=topo)
+    assert v.verdict == "suspicious" and v.peak_busbw_gbs == 478.0
+    assert v.causes[0].startswith("12 wrong elements came back at 1 GiB ")
+    assert v.to_dict()["causes"][0] == v.causes[0] and "NVLS" not in v.sentence()
+
+
 def test_a_sweep_of_one_rank_crossed_no_link_and_is_not_judged(tmp_path: Path) -> None:
     """The worker run under torchrun on one GPU writes all-reduce busbw 0 (2(n-1)/n = 0):
     no link was crossed, so neither a preset nor a topology judges it, and no cause is

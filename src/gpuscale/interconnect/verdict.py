@@ -28,7 +28,7 @@ from gpuscale.interconnect.changes import SweepChange, sweep_change
 from gpuscale.interconnect.expected import expected_busbw, nodes_of, per_node, sweep_ring
 from gpuscale.interconnect.topology import Topology
 from gpuscale.plausibility import host_flags
-from gpuscale.quantities import format_bytes, number
+from gpuscale.quantities import format_bytes, joined, number
 from gpuscale.tables.json_depth import JSON
 
 if TYPE_CHECKING:
@@ -221,6 +221,9 @@ def judge(
         else:
             verdict = next((v for share, v in _SHARES if ratio >= share), SUSPICIOUS)
         causes = []
+        wrong = group.loc[group["wrong"].fillna(0) > 0] if "wrong" in group else group.iloc[:0]
+        if len(wrong):  # wrong data back: no bandwidth of it is to be trusted, whatever it is
+            verdict = SUSPICIOUS
         if verdict in (LOW, SUSPICIOUS):
             causes = _causes(local, env, header.get("nccl"))
             if nodes > 1 and preset and PRESETS[preset].kind == "network":
@@ -239,6 +242,14 @@ def judge(
                 ]
                 if nodes == 2 and op == "all_reduce":
                     causes.append(_TWO_NODE_TREE)
+        if len(wrong):  # first: what the check found
+            sizes = joined([format_bytes(int(b)) for b in sorted(set(wrong["size_bytes"]))])
+            causes.insert(
+                0,
+                f"{int(wrong['wrong'].sum()):,} wrong elements came back at {sizes} (the "
+                "check of each size's last call, nccl-tests' #wrong): a faulty link, GPU "
+                "memory or NCCL build; fix that before reading any bandwidth",
+            )
         elif verdict == NORMAL and ratio and ratio > 1.15:
             causes = [
                 "above the link's ring figure: NVLink SHARP (NVLS) reduces in the switch, "

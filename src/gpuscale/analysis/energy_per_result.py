@@ -22,6 +22,7 @@ from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.power_copies import COPIES_SUMMED
 from gpuscale.tables.power_scope import named_scope, power_scope, scope_disagreement
 from gpuscale.tables.republished import is_log_flagged
+from gpuscale.tables.rounds import NO_POWER
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_KEYS, ENERGY_SHOWN, TableView
 
 
@@ -399,10 +400,6 @@ def energy_unknown(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]
             "logs' sum would be too low"
         )
     return tuple(out)
-
-
-# How a problem row of kind ``power log`` ends where its file gave no power (mlperf.power)
-NO_POWER = "; its run gets no energy"
 
 
 def _power_log_reasons(problems: pd.DataFrame, results: pd.DataFrame, most: int = 2) -> str:

@@ -40,6 +40,7 @@ from gpuscale.mlperf.mllog import (
 from gpuscale.tables import ProblemKind, ProblemRow, Row, benchmark_of_folder, problem_row
 from gpuscale.tables.power_copies import copies_said
 from gpuscale.tables.power_scope import SCOPES, named_scope, scope_disagreement, stated_scope
+from gpuscale.tables.rounds import NO_POWER
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,7 +60,7 @@ def _reading(rec: Record, what: str) -> float:
     if value is None or not 0.0 <= value <= MAX_POWER_W:
         raise ValueError(
             f"{what} {value_of(rec)!r} W is outside the physical range 0-{MAX_POWER_W:,.0f} W"
-            "; its run gets no energy"
+            + NO_POWER
         )
     return value
 
@@ -67,9 +68,7 @@ def _reading(rec: Record, what: str) -> float:
 def _efficiency(rec: Record) -> float:
     value = finite_or_none(value_of(rec))
     if value is None or not 0.0 < value <= 1.0:
-        raise ValueError(
-            f"conversion_eff {value_of(rec)!r} is not in (0, 1]; its run gets no energy"
-        )
+        raise ValueError(f"conversion_eff {value_of(rec)!r} is not in (0, 1]" + NO_POWER)
     return value
 
 

@@ -222,6 +222,11 @@ class ProblemKind(Code):
     OTHER_ROUND = "other round"  # the logs' dates or benchmarks are another round's
 
 
+# How a ``POWER_LOG`` problem ends where its file gave no power: its run has no energy
+# (``mlperf.power`` writes it; ``analysis.energy_per_result`` finds those problems by it)
+NO_POWER = "; its run gets no energy"
+
+
 @dataclass(frozen=True, slots=True)
 class RoundTables:
     """The four tables of one or more rounds (columns: ``*_COLUMNS`` above)."""

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.cli import app
 from gpuscale.interconnect.measured import fit_link
-from gpuscale.interconnect.records import read_collectives
+from gpuscale.interconnect.records import read_collectives, read_sweeps
 from gpuscale.quantities import number
 
 SCHEMA = "gpuscale.collectives/2"
@@ -171,3 +171,15 @@ def test_a_file_of_a_later_schema_says_so_not_that_it_holds_no_measurement(
     assert "gpuscale.collectives/9" in said and "gpuscale.collectives/2" in said
     assert "holds the all_reduce times" not in said
     assert read_collectives(_write(tmp_path / "now.jsonl", _sweep("s2", 20))).curves
+
+
+def test_json_true_is_no_number_in_a_sweep_header(tmp_path: Path) -> None:
+    """JSON's ``true`` is Python's 1: a header's timed calls or host share of ``true`` is
+    unrecorded, and its ranks of ``true`` no count (the row skipped)."""
+    rows = _sweep("s1", 20, host={"other_load_share": True})
+    rows[0]["settings"]["iters"] = True
+    read = read_collectives(_write(tmp_path / "true.jsonl", rows))
+    assert (read.read[0].iters, read.other_load_share) == (None, None)
+    rows[0]["ranks"] = True
+    sweeps = read_sweeps(_write(tmp_path / "ranks.jsonl", rows))
+    assert (len(sweeps.bad_rows), len(sweeps.problems), sweeps.headers) == (1, 1, {})

@@ -26,7 +26,7 @@ from gpuscale.quantities import joined
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.commands import quoted_path, suggested_command
-from gpuscale.tables.json_depth import JSON
+from gpuscale.tables.json_depth import JSON, json_number
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.round_requests import round_hint
 
@@ -73,7 +73,7 @@ def bad_number(record: dict[str, JSON]) -> str | None:
         value = record.get(key)
         if value is None:  # not measured (a size out of memory): no number to compute with
             continue
-        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        number = json_number(value)
         if (
             number is None
             or not math.isfinite(number)
@@ -97,7 +97,8 @@ def bad_header(record: dict[str, JSON]) -> str | None:
         value = record.get(key)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        count = json_number(value, whole=True)
+        if count is None or count < 1:
             return f"sweep header {key} {json.dumps(value)[:40]} is not a whole count of 1 or more"
     settings = record.get("settings")
     if settings is not None and not isinstance(settings, dict):
@@ -249,16 +250,14 @@ def read_collectives(path: Path) -> MeasuredCurves:
 def _share(host: JSON) -> float | None:
     """The share of the host's CPU time other processes used while a sweep ran, as its
     header's ``host`` records it (None: not measured, or a sweep that records none)."""
-    share = host.get("other_load_share") if isinstance(host, dict) else None
-    ok = isinstance(share, int | float) and not isinstance(share, bool) and math.isfinite(share)
-    return float(share) if ok else None
+    share = json_number(host.get("other_load_share")) if isinstance(host, dict) else None
+    return float(share) if share is not None and math.isfinite(share) else None
 
 
 def _iters(header: dict[str, JSON]) -> int | None:
     """A sweep's timed calls per size, as its header records them (None: unrecorded)."""
     settings = header.get("settings")
-    iters = settings.get("iters") if isinstance(settings, dict) else None
-    return iters if isinstance(iters, int) and not isinstance(iters, bool) else None
+    return json_number(settings.get("iters"), whole=True) if isinstance(settings, dict) else None
 
 
 def _curve(

@@ -45,9 +45,19 @@ class Sweeps:
     problems: list[str] = field(default_factory=list)
     # the first line's schema ("" when it names none; None: no line): what the file holds
     first_schema: str | None = None
-    # of ``problems``, the rows skipped for a number no measurement gives (results) or a
-    # field no sweep writes so (headers: :func:`bad_header`)
-    bad_rows: list[str] = field(default_factory=list)
+    # where in ``problems`` the rows skipped for a number no measurement gives (results)
+    # or a field no sweep writes so (headers: :func:`bad_header`) are
+    bad_at: list[int] = field(default_factory=list)
+
+    @property
+    def bad_rows(self) -> list[str]:
+        """Of ``problems``, the rows skipped for a number or a field no sweep writes so."""
+        return [self.problems[i] for i in self.bad_at]
+
+    def skip_bad(self, where: str, why: str) -> None:
+        """Skip the row at ``where`` (``FILE:LINE``) for ``why``, one of :attr:`bad_rows`."""
+        self.bad_at.append(len(self.problems))
+        self.problems.append(f"{where}: {why}; skipped")
 
     @property
     def latest(self) -> str | None:
@@ -134,15 +144,13 @@ def read_sweeps(path: str | Path) -> Sweeps:
                 continue
             kind = record.get("kind")
             if kind == "sweep" and (bad := bad_header(record)):
-                out.bad_rows.append(f"{quoted_path(path)}:{number}: {bad}; skipped")
-                out.problems.append(out.bad_rows[-1])
+                out.skip_bad(f"{quoted_path(path)}:{number}", bad)
             elif kind == "sweep":
                 out.headers[str(record.get("sweep_id"))] = record
             elif kind == "nccl":
                 out.headers.setdefault(str(record.get("sweep_id")), {})["nccl"] = record.get("nccl")
             elif kind == "result" and (bad := bad_number(record)):
-                out.bad_rows.append(f"{quoted_path(path)}:{number}: {bad}; skipped")
-                out.problems.append(out.bad_rows[-1])
+                out.skip_bad(f"{quoted_path(path)}:{number}", bad)
             elif kind == "result":
                 rows.append(record)
             elif record.get("op") == "topology":  # version 1: ends a sweep

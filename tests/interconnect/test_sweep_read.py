@@ -10,10 +10,14 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
+from gpuscale.advice.types import Finding
+from gpuscale.advice.types import FindingKind as K
 from gpuscale.cli import app
 from gpuscale.interconnect.measured import fit_link
 from gpuscale.interconnect.records import read_collectives, read_sweeps
 from gpuscale.quantities import number
+
+from ..golden import Golden
 
 SCHEMA = "gpuscale.collectives/2"
 BUSBW, LATENCY = 6.0, 40.0  # GB/s and us of the ring model the medians follow
@@ -52,6 +56,16 @@ def _sweep(
     return [{"schema": SCHEMA, "sweep_id": sweep_id, **row} for row in rows]
 
 
+def _wrong_at(rows: list[dict], smallest: int, elements: int = 5) -> list[dict]:
+    """``rows`` whose sizes from ``smallest`` up came back with ``elements`` wrong elements
+    each (nccl-tests' #wrong) and calls 10x faster than the link's: no collective ran."""
+    for row in rows:
+        if row["kind"] == "result" and row["size_bytes"] >= smallest:
+            row["wrong"], row["time_us"] = elements, row["time_us"] / 10
+            row["time_us_p50"] /= 10
+    return rows
+
+
 def _write(path: Path, *sweeps: list[dict], tail: str = "") -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for s in sweeps for r in s) + tail)
     return path
@@ -80,6 +94,52 @@ def test_a_noisy_sweep_is_fitted_on_its_medians_and_said_so(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     warnings = json.loads(result.stdout)["decision"]["warnings"]
     assert any(w.startswith("WARNING: noisy sweep: at 14 of 18 sizes") for w in warnings)
+
+
+def test_sizes_whose_check_found_wrong_elements_are_left_out_of_the_fit(
+    tmp_path: Path, golden: Golden
+) -> None:
+    """A walk: a sweep whose check found 5 wrong elements at each of its 3 largest sizes,
+    timed 10x faster than the link there, was fitted whole: 165 GB/s where its right sizes
+    give what a sweep that stopped at 128 KiB gives. Those sizes are left out of the fit,
+    and the advice warns of them first, with the sizes and the elements."""
+    path = _write(tmp_path / "wrong.jsonl", _wrong_at(_sweep("s1", 20), 1 << 18))
+    read = read_collectives(path)
+    (how,) = read.read
+    assert (how.wrong, how.wrong_sizes, how.sizes) == (15, (2.0**18, 2.0**19, 2.0**20), 15)
+    short = [r for r in _sweep("s1", 20) if r.get("size_bytes", 0) < 1 << 18]
+    right = fit_link(read_collectives(_write(tmp_path / "short.jsonl", short)).curves[0], "m")
+    assert fit_link(read.curves[0], "m").busbw_gbs == pytest.approx(right.busbw_gbs, rel=1e-9)
+    advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, collectives=str(path))
+    first = advice.calibration.said.warnings[0]
+    assert isinstance(first, Finding) and first.kind == K.SWEEP_WRONG
+    assert (first["wrong"], first["sizes"], first["kept"], first["fitted"]) == (
+        15,
+        how.wrong_sizes,
+        15,
+        True,
+    )
+    said = next(line for line in advice.explanation if "wrong elements" in line)
+    golden.check("advice/sweep_wrong", "3 sizes left out", said, paths={str(path): "<file>"})
+
+
+def test_a_sweep_left_under_4_right_sizes_is_no_curve(tmp_path: Path, golden: Golden) -> None:
+    """Wrong elements at all but 3 sizes: the all-reduce has no curve to fit, refused
+    naming the wrong elements (not "need 4 or more sizes" alone); an all_gather so left
+    beside a right all-reduce is not used, and said so."""
+    path = _write(tmp_path / "wrong.jsonl", _wrong_at(_sweep("s1", 20), 1 << 6))
+    with pytest.raises(ValueError) as refused:
+        read_collectives(path)
+    golden.check("advice/sweep_wrong", "refused", str(refused.value), paths={str(path): "<file>"})
+    gather = [{**r, "op": "all_gather"} for r in _wrong_at(_sweep("s1", 20)[1:], 1 << 6)]
+    path = _write(tmp_path / "both.jsonl", _sweep("s1", 20), gather)
+    read = read_collectives(path)
+    assert [c.op for c in read.curves] == ["all_reduce"]
+    (left,) = read.unfitted
+    assert (left.op, left.sizes, left.wrong) == ("all_gather", 3, 75)
+    advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, collectives=str(path))
+    first = advice.calibration.said.warnings[0]
+    assert (first.kind, first["op"], first["fitted"]) == (K.SWEEP_WRONG, "all_gather", False)
 
 
 def test_a_quiet_sweep_warns_of_no_noise_and_a_file_without_medians_says_means(

@@ -22,7 +22,8 @@ class CurveRead:
     median call, ``time_us_p50``; ``mean``: nccl-tests' ``time_us``, where a size records
     no median); ``noisy``: of its ``sizes``, those whose mean call is over
     ``NOISY_P95_OVER_P50`` x its median (the bench's noise rule); ``means``: the curve of
-    the mean calls where the medians were fitted (what nccl-tests prints)."""
+    the mean calls where the medians were fitted (what nccl-tests prints); ``sizes``: those
+    fitted, less any whose check found wrong elements (a result that is no measurement)."""
 
     op: str
     ranks: int
@@ -34,6 +35,8 @@ class CurveRead:
     noisy: int
     sizes: int
     means: CommCurve | None = None
+    wrong: int = 0  # elements the check found wrong (nccl-tests' #wrong) at ``wrong_sizes``
+    wrong_sizes: tuple[float, ...] = ()  # bytes: left out of the fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,9 @@ class MeasuredCurves:
     # its host's CPU time other processes used while it ran (None: not measured)
     other_load_share: float | None = None
     read: tuple[CurveRead, ...] = ()
+    # curves not fitted: under 4 sizes left once those whose check found wrong elements
+    # were left out
+    unfitted: tuple[CurveRead, ...] = ()
     skipped: tuple[str, ...] = ()
 
     def read_of(self, curve: CommCurve) -> CurveRead | None:

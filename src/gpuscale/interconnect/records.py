@@ -22,7 +22,7 @@ import pandas as pd
 from gpuscale.interconnect.measured import CurveRead, MeasuredCurves
 from gpuscale.interconnect.network import CommCurve
 from gpuscale.plausibility import NOISY_P95_OVER_P50
-from gpuscale.quantities import joined
+from gpuscale.quantities import counted, joined
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.commands import quoted_path, suggested_command
@@ -224,18 +224,31 @@ def read_collectives(path: Path) -> MeasuredCurves:
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []
     read: list[CurveRead] = []
+    unfitted: list[CurveRead] = []  # under 4 sizes once those of wrong elements left out
     for (op, ranks), rows in table.groupby(["op", "ranks"]):
         if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
             continue
-        found = _curve(str(op), int(ranks), rows, sweeps.headers)
+        found, how = _curve(str(op), int(ranks), rows, sweeps.headers)
         if found is not None:
-            curves.append(found[0])
-            read.append(found[1])
+            curves.append(found)
+            read.append(how)
+        elif how.wrong_sizes:
+            unfitted.append(how)
     if not any(c.op == "all_reduce" for c in curves):
-        raise NamedError(
-            f"{quoted_path(path)}: need an all_reduce sweep of 4 or more sizes on 2 or more "
+        why = (
             f"ranks (a one-device host measures none: leave out {ref('collectives')} and give "
             f"the link as {ref('interconnect')} (a preset))"
+        )
+        wrong = next((r for r in unfitted if r.op == "all_reduce"), None)
+        if wrong:  # measured, but its results were wrong
+            why = (
+                f"ranks whose check found no wrong elements (the check of sweep "
+                f"{wrong.sweep_id} found {wrong.wrong:,} wrong elements at "
+                f"{counted(len(wrong.wrong_sizes), 'size')}, nccl-tests' #wrong: a faulty "
+                "link, GPU memory or NCCL build; fix it and measure again)"
+            )
+        raise NamedError(
+            f"{quoted_path(path)}: need an all_reduce sweep of 4 or more sizes on 2 or more {why}"
         )
     # the header of the latest sweep a curve was read off (none: no sweep row)
     chosen = {r.sweep_id for r in read}
@@ -251,6 +264,7 @@ def read_collectives(path: Path) -> MeasuredCurves:
         sweep_id=latest,
         other_load_share=_share(header.get("host")),
         read=tuple(read),
+        unfitted=tuple(unfitted),
         skipped=tuple(sweeps.problems),
     )
 
@@ -270,23 +284,28 @@ def _iters(header: dict[str, JSON]) -> int | None:
 
 def _curve(
     op: str, ranks: int, rows: pd.DataFrame, headers: dict[str, dict[str, JSON]]
-) -> tuple[CommCurve, CurveRead] | None:
+) -> tuple[CommCurve | None, CurveRead]:
     """The curve of ``op`` on ``ranks`` (``rows``: its ``ok`` results, in file order) and
-    how it was read; None under 4 sizes. The sweep read is the one of the most timed calls
-    per size (a median of 20 calls is steadier than one of 5), the latest of those; its
-    in-place rows where both placements ran; each size's median call where every size
+    how it was read; no curve under 4 sizes. The sweep read is the one of the most timed
+    calls per size (a median of 20 calls is steadier than one of 5), the latest of those;
+    less its sizes whose check found wrong elements (nccl-tests' #wrong); its in-place
+    rows where both placements ran; each size's median call where every size
     records one, else the mean (version 1 files, rows made by hand)."""
     order = list(dict.fromkeys(rows["sweep_id"]))  # oldest first
     iters = {i: _iters(headers.get(str(i), {})) for i in order}
     chosen = max(reversed(order), key=lambda i: iters[i] or 0)  # ties: the latest
     rows = rows[rows["sweep_id"] == chosen]
+    # a size whose check found wrong elements in either placement timed no working
+    # collective: left out of the fit
+    wrong = pd.to_numeric(rows["wrong"], errors="coerce").fillna(0).clip(lower=0)
+    left_out = sorted({float(s) for s in rows.loc[wrong > 0, "size_bytes"]})
+    rows = rows[~rows["size_bytes"].isin(left_out)]
     if (rows["placement"] == "in-place").any():
         rows = rows[rows["placement"] == "in-place"]
     by_size = rows.groupby("size_bytes")
     mean = by_size["time_us"].median()  # one row per size: its mean call
     median = pd.to_numeric(by_size["time_us_p50"].median(), errors="coerce")
-    if len(mean) < 4:
-        return None
+    enough = len(mean) >= 4
     fitted = "median" if median.notna().all() and (median > 0).all() else "mean"
     times = median if fitted == "median" else mean
     noisy = int((mean > NOISY_P95_OVER_P50 * median).sum())  # NaN: not noisy
@@ -295,7 +314,7 @@ def _curve(
     def curve(of: pd.Series) -> CommCurve:
         return CommCurve(op, ranks, sizes, tuple(of.to_numpy(float) / 1e6))
 
-    return curve(times), CurveRead(
+    return curve(times) if enough else None, CurveRead(
         op=op,
         ranks=ranks,
         sweep_id=str(chosen),
@@ -305,5 +324,7 @@ def _curve(
         times=fitted,
         noisy=noisy,
         sizes=len(sizes),
-        means=curve(mean) if fitted == "median" else None,
+        means=curve(mean) if fitted == "median" and enough else None,
+        wrong=int(wrong.sum()),
+        wrong_sizes=tuple(left_out),
     )

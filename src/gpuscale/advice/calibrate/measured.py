@@ -225,13 +225,28 @@ def sweep_said(
     (:func:`measured_network`): the curves and their link (:func:`_curves_read`), then its
     warnings: the widest all-reduce's noisy calls, a host busy during the sweep (by the
     bench's rule for a run: ``plausibility.BUSY_OTHER_SHARE``), and the file's lines not
-    read."""
+    read; first, each curve whose sizes of wrong elements were left out of its fit."""
     note, noisy = _curves_read(curves, network)
     busy = None
     share = curves.other_load_share
     if share is not None and share > BUSY_OTHER_SHARE:
         busy = Finding.of(K.SWEEP_BUSY, sweep=curves.source, sweep_id=curves.sweep_id, share=share)
-    return note, (*filter(None, [noisy, busy]), *skipped_lines(curves.skipped))
+    wrong = [
+        Finding.of(
+            K.SWEEP_WRONG,
+            sweep=curves.source,
+            sweep_id=r.sweep_id,
+            op=r.op,
+            ranks=r.ranks,
+            wrong=r.wrong,
+            sizes=r.wrong_sizes,
+            kept=r.sizes,
+            fitted=r in curves.read,  # else under 4 sizes left: no curve
+        )
+        for r in (*curves.read, *curves.unfitted)
+        if r.wrong_sizes
+    ]
+    return note, (*wrong, *filter(None, [noisy, busy]), *skipped_lines(curves.skipped))
 
 
 def _curves_read(curves: MeasuredCurves, network: Network) -> tuple[Finding, Finding | None]:

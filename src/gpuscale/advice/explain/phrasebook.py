@@ -39,6 +39,7 @@ from gpuscale.quantities import (
     ends_alike,
     factor_interval,
     format_batch,
+    format_bytes,
     format_count,
     format_minutes,
     format_ms,
@@ -206,6 +207,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     # ``-12% to +30%``, one value where both ends read alike
     "pct_span": lambda v, of: span(f"{_float(v):+.0%}", f"{_float(of):+.0%}", " to "),
     "g_list": lambda v, of: ", ".join(f"{x:g}" for x in _floats(v)),  # 8, 16, 32
+    "bytes": lambda v, of: joined(map(format_bytes, _floats(v))),  # 512 KiB and 1 MiB
     "spans": _spans,
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),

@@ -23,7 +23,7 @@ from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.command_line import EXPLAIN_HELP, UNREAD
 from gpuscale.tables.requests import help_of
 from gpuscale.tables.round_requests import ROUND_OPTION, RoundSelection
-from gpuscale.version import __version__
+from gpuscale.version import VERSION_LINE
 
 
 def _hide_flag_types() -> None:
@@ -51,7 +51,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        print(f"gpuscale {__version__}")
+        print(VERSION_LINE)
         raise typer.Exit()
 
 

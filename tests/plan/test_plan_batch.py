@@ -8,6 +8,7 @@ H200s; Llama2 70B LoRA credited x1.197 to a smaller per-device batch, the docs' 
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import pytest
 
@@ -144,12 +145,12 @@ def test_llama2_lora_no_longer_credits_a_smaller_per_device_batch_with_a_speed_u
 
 def test_the_global_batch_note_lists_every_count_the_rounding_moved() -> None:
     """--explain's "Global batch" sentence says each count whose batch the rounding moved
-    (GPT-3 on TPU-v5p, 6,144-16,384 by 512: 20 counts), none hidden as "other counts"."""
+    (GPT-3 on TPU-v5p, 6,144-16,384 by 512: 19 counts), none hidden as "other counts"."""
     devices = tuple(range(6144, 16385, 512))
     result = _plan("gpt3", "TPU-v5p", devices)
     note = next(s for s in result.notes if s.startswith("Global batch:"))
     moved = [r for r in result.rows if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
-    assert len(moved) == 20
+    assert len(moved) == 19
     for row in moved:
         assert f"{int(row['accelerators']):,}: " in note
         assert f"(a global batch of {int(row['global_batch']):,})" in note
@@ -200,3 +201,32 @@ def test_several_batches_at_one_count_take_the_most_common_else_the_fastest() ->
     assert result.rows[0]["global_batch"] == 3264
     note = next(s for s in result.notes if s.startswith("Global batch:"))
     assert "4: 3,264 of 1,600 and 3,264" in note
+
+
+def test_pooled_counts_take_the_value_of_their_best_run_members() -> None:
+    """The typical batch never falls as the count grows: a violating run of counts pools
+    at its weighted median (by families). BERT's log2 medians 8.9 at 2 (2 families), 8.8
+    at 4 (4), 6.6 at 6 (3: two 6-GPU boxes and L4), 8.8 at 8 (20) give 8.8 at 2-8; one
+    family's 9 at 36 beside five families' 8 at 64 (Llama2) leaves 64 at 8."""
+    from gpuscale.planning.workload import _non_decreasing
+
+    assert _non_decreasing([8.9, 8.8, 6.6, 8.8], [2, 4, 3, 20]) == [8.8] * 4
+    assert _non_decreasing([3.0, 9.0, 8.0, 16.0], [8, 1, 5, 1]) == [3.0, 8.0, 8.0, 16.0]
+    assert _non_decreasing([1.0, 2.0, 3.0], [1, 1, 1]) == [1.0, 2.0, 3.0]
+
+
+def test_the_shipped_typical_batch_never_falls_and_l4_keeps_its_own_batch() -> None:
+    """Every workload's typical batch is non-decreasing in the count; BERT's at 6 (the
+    median 96) is pooled to 448, so L4, which ran only 6 (240), is planned 240 at 8 (30 a
+    device, beside its own 40), where 6's 96 made its ratio 2.5 and the plan 1,120."""
+    from gpuscale.planning.cache import default_fits
+
+    for name, fit in default_fits()["workloads"].items():
+        levels = fit["batch_curve"]["log2_b"]
+        assert all(a <= b for a, b in pairwise(levels)), name
+    curve = default_fits()["workloads"]["bert"]["batch_curve"]
+    at = [round(2**x) for x in curve["log2_n"]].index(6)
+    assert round(2 ** curve["log2_b_median"][at]) == 96 and curve["families"][at] == 3
+    assert round(2 ** curve["log2_b"][at]) == 448
+    rows = _plan("bert", "L4", (6, 8)).rows
+    assert [r["global_batch"] for r in rows] == [240, 240]

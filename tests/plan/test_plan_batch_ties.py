@@ -43,14 +43,15 @@ def _planned(workload: str, family: str, n: int, assumed: float | None = None) -
 
 def test_gpt3_on_tpu_v5p_plans_m_samples_per_4_devices_nearest_in_log() -> None:
     """GPT-3's submissions ran whole samples per 4 devices (1 / 4 and 3 / 4 per device):
-    assumed 5,793 / 3,620 / 4,344 / 5,793 samples (1/sqrt(2), then 1/sqrt(8) per device)
-    plan 3 samples per 4 devices (6,144), then 1 per 4 (2,560 / 3,072 / 4,096: halfway
-    in log between 1 and 2 samples per 4 devices, the smaller), each within a factor
-    2^(1/2) of the batch assumed (whole devices per sample gave 4,096 at 8,192)."""
+    6,144 samples assumed at 8,192 and 10,240 (the workload's typical batch is flat
+    there), 0.75 and 0.6 per device, then 0.53 per device beyond the largest count run;
+    planned 3 samples per 4 devices (6,144), then 2 per 4 (5,120: 2.4 per 4 is below
+    sqrt(2 x 3); 6,144 and 8,192: 2.1 per 4 is nearer 2 in log), each within a factor
+    2^(1/2) of the batch assumed."""
     counts = (8192, 10240, 12288, 16384)
     result = plan_for(PlanRequest(workload="gpt3", accelerator="TPU-v5p", devices=counts))
     rows = {int(r["accelerators"]): r for r in result.rows}
-    assert [rows[n]["global_batch"] for n in counts] == [6144, 2560, 3072, 4096]
+    assert [rows[n]["global_batch"] for n in counts] == [6144, 5120, 6144, 8192]
     for n in counts:
         ratio = rows[n]["global_batch"] / rows[n]["assumed_batch"]
         assert abs(math.log2(ratio)) <= 0.5 + 1e-9, n

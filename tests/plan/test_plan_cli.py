@@ -164,13 +164,13 @@ def test_one_measured_system_says_why_beyond_it_is_wide_and_batches_are_whole(
 def test_a_batch_beyond_any_result_is_flagged_in_json_and_on_the_terminal(
     golden: Golden,
 ) -> None:
-    """A walk: 2 H100s planned at 479 samples per device, BERT's results at most 256, said
+    """A walk: 2 H100s planned at 448 samples per device, BERT's results at most 256, said
     nowhere. JSON's row carries the flag, out of the Pareto front; the answer says it
     under the table; 4, a count H100 ran at its own batch, is not flagged."""
     asked = ["plan", "-w", "bert", "-a", "H100", "-n", "2,4"]
     rows = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)["rows"]
-    assert [r["batch_per_accelerator"] for r in rows] == [479, 224]
-    assert rows[0]["flags"].startswith("batch beyond the data: 479 samples per accelerator")
+    assert [r["batch_per_accelerator"] for r in rows] == [448, 224]
+    assert rows[0]["flags"].startswith("batch beyond the data: 448 samples per accelerator")
     assert "(at most 256: H100-PCIe-80GB in v4.0, " in rows[0]["flags"]
     assert (rows[0]["pareto"], rows[1]["flags"], rows[1]["pareto"]) == (False, "", True)
     answer = runner.invoke(app, asked)

@@ -234,7 +234,7 @@ def test_a_global_batch_flag_quotes_no_time_at_fewer_samples_per_device_than_ran
 def test_the_time_at_the_most_any_result_ran_is_the_plans_at_that_batch() -> None:
     """The flag's time is the plan's own at a global batch of the most per device times
     the count: at a point's own batch the same function gives the point's time, for every
-    plannable family of every workload from 1 to 1,024 devices; BERT's 479 a device on 2
+    plannable family of every workload from 1 to 1,024 devices; BERT's 448 a device on 2
     H100s is held against 256 (v4.0, three results), a global batch of 512."""
     fits = default_fits()
     families = sorted({f for w in fits["workloads"].values() for f in w["families"]})
@@ -249,8 +249,8 @@ def test_the_time_at_the_most_any_result_ran_is_the_plans_at_that_batch() -> Non
     assert checked > 500
     point = predict_point(fits, "bert", "H100-SXM5-80GB", 2)
     beyond = batch_beyond(fits, "bert", point)
-    assert beyond is not None and point["global_batch"] == 958
-    assert beyond["batch_per_accelerator"] == 479 and beyond["most_per_accelerator"] == 256
+    assert beyond is not None and point["global_batch"] == 896
+    assert beyond["batch_per_accelerator"] == 448 and beyond["most_per_accelerator"] == 256
     assert (beyond["family"], beyond["round"], beyond["results"]) == ("H100-PCIe-80GB", "v4.0", 3)
     assert beyond["global_batch"] == 512
     # within what was run: no record (4 is a count H100 ran, at its own batch)

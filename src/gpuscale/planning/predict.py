@@ -9,8 +9,10 @@ the workload's newest), with ``x = log2 N``:
   the runnable one (:func:`runnable_batch`: a whole per-device batch, or for a model
   parallel workload ``m`` samples per ``k`` devices) nearest the one assumed, the
   workload's typical batch at ``N`` (``batch_curve``: the median over families of each
-  one's newest choice at each count, extended beyond the counts by its end slope,
-  clipped to [0, 1]) times the family's own ratio to it, interpolated in
+  one's newest choice at each count, made non-decreasing in the count
+  (``planning.workload``), extended beyond the counts at the slope of the end counts'
+  own medians, clipped to [0, 1]: :func:`typical_log2_batch`) times the family's own
+  ratio to it, interpolated in
   ``log2`` between the counts the family ran and held beyond them: at a count it ran, its
   own newest choice; between two far-apart counts, the workload's steps (Llama2 keeps 8
   up to 64 devices), not a straight line; a family that never ran ``w`` takes the
@@ -104,9 +106,17 @@ def convergence(workload: WorkloadFit, batch: float, round_name: str | None) -> 
     return (1 + batch / rcp["b_noise"]) / (1 + workload["reference_batch"] / rcp["b_noise"])
 
 
-def interpolate(xs: list[float], ys: list[float], x: float, *, extend: bool) -> float:
+def interpolate(
+    xs: list[float],
+    ys: list[float],
+    x: float,
+    *,
+    extend: bool,
+    end_slopes: list[float] | None = None,
+) -> float:
     """Linear in ``x`` between the points; beyond them flat, or (``extend``) continued by
-    the end segment's slope clipped to [0, 1] (a batch grows at most as fast as N)."""
+    the end segment's slope (``end_slopes``: the slopes below and above, where given)
+    clipped to [0, 1] (a batch grows at most as fast as N)."""
     if len(xs) == 1:
         return ys[0]
     if x <= xs[0] or x >= xs[-1]:
@@ -114,6 +124,8 @@ def interpolate(xs: list[float], ys: list[float], x: float, *, extend: bool) -> 
         if not extend:
             return ys[edge]
         slope = (ys[edge] - ys[other]) / (xs[edge] - xs[other])
+        if end_slopes is not None:
+            slope = end_slopes[edge]
         return ys[edge] + min(max(slope, 0.0), 1.0) * (x - xs[edge])
     for k in range(1, len(xs)):
         if x <= xs[k]:
@@ -126,16 +138,20 @@ def log2_batch(workload: WorkloadFit, family: FamilyFit | None, x: float) -> flo
     """``log2`` of the global batch assumed at ``x = log2 N``: the workload's typical
     batch there plus the family's offset from it, interpolated between the counts the
     family ran and held beyond them (see the module docstring)."""
-    curve = workload["batch_curve"]
-
-    def typical(at: float) -> float:
-        return interpolate(curve["log2_n"], curve["log2_b"], at, extend=True)
-
     if family is None:
-        return typical(x)
+        return typical_log2_batch(workload, x)
     xs, ys = family["batch"]["log2_n"], family["batch"]["log2_b"]
-    offsets = [y - typical(at) for at, y in zip(xs, ys, strict=True)]
-    return typical(x) + interpolate(xs, offsets, x, extend=False)
+    offsets = [y - typical_log2_batch(workload, at) for at, y in zip(xs, ys, strict=True)]
+    return typical_log2_batch(workload, x) + interpolate(xs, offsets, x, extend=False)
+
+
+def typical_log2_batch(workload: WorkloadFit, x: float) -> float:
+    """``log2`` of the workload's typical global batch at ``x = log2 N``: its curve
+    (``planning.workload``) between the counts run, beyond them continued at the slope
+    of the families' own medians at the two end counts (older fits: the curve's)."""
+    curve = workload["batch_curve"]
+    slopes = curve.get("end_slopes")
+    return interpolate(curve["log2_n"], curve["log2_b"], x, extend=True, end_slopes=slopes)
 
 
 def ran_batch(entry: SystemEntry) -> bool:

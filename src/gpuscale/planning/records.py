@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypedDict
+from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from gpuscale.tables.json_depth import JSON
 
@@ -32,10 +32,15 @@ Facts: TypeAlias = dict[str, Any]
 
 
 class BatchCurve(TypedDict):
-    """A global batch per device count, both ``log2``."""
+    """A global batch per device count, both ``log2`` (``log2_b``: the one planned with);
+    a workload's typical batch also keeps the median it was pooled from at each count, how
+    many families ran there and the slopes beyond its end counts (``planning.workload``)."""
 
     log2_n: list[float]
     log2_b: list[float]
+    log2_b_median: NotRequired[list[float]]
+    families: NotRequired[list[int]]
+    end_slopes: NotRequired[list[float] | None]
 
 
 class Rcp(TypedDict):

@@ -16,8 +16,8 @@ from gpuscale.planning.predict import (
     at_definition,
     at_round,
     definition_factor,
-    interpolate,
     log2_batch,
+    typical_log2_batch,
 )
 from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit, counts_run
 from gpuscale.planning.throughput import more_than_shown
@@ -146,8 +146,7 @@ def definition_moves(fit: WorkloadFit, since: str) -> bool:
 
 
 def _typical(fit: WorkloadFit, n: float) -> float:
-    curve = fit["batch_curve"]
-    return 2 ** interpolate(curve["log2_n"], curve["log2_b"], math.log2(n), extend=True)
+    return 2 ** typical_log2_batch(fit, math.log2(n))
 
 
 def _ratio_how(fit: WorkloadFit, family: str, n: int) -> str:
@@ -168,13 +167,38 @@ def _ratio_how(fit: WorkloadFit, family: str, n: int) -> str:
     return f"held from its own at {m:,}"
 
 
+def _pooled_with(fit: WorkloadFit, n: int) -> list[int]:
+    """The counts whose families' median the typical batch at ``n`` (a count run) was
+    pooled with to never fall as the count grows (``planning.workload``); [] where it is
+    that count's median alone (or the fits predate the pooling)."""
+    curve = fit["batch_curve"]
+    medians = curve.get("log2_b_median")
+    counts = [round(2**x) for x in curve["log2_n"]]
+    if medians is None or n not in counts:
+        return []
+    at = counts.index(n)
+    if math.isclose(medians[at], curve["log2_b"][at], abs_tol=1e-9):
+        return []
+    level = curve["log2_b"][at]
+    return [c for c, y in zip(counts, curve["log2_b"], strict=True) if math.isclose(y, level)]
+
+
 def _source(fit: WorkloadFit, n: int) -> str:
     """Where the workload's typical batch at ``n`` comes from."""
     by = [f for f, fam in fit["families"].items() if str(n) in fam["counts"]]
-    if by:
-        more = more_than_shown(len(by), "other")
-        return f"the median of the newest choices of {joined(sorted(by)[:3])}{more} there"
-    return "interpolated between the counts run"
+    if not by:
+        return "interpolated between the counts run"
+    more = more_than_shown(len(by), "other")
+    source = f"the median of the newest choices of {joined(sorted(by)[:3])}{more} there"
+    pooled = _pooled_with(fit, n)
+    if pooled:
+        curve = fit["batch_curve"]
+        at = [round(2**x) for x in curve["log2_n"]].index(n)
+        source = (
+            f"{source}, {2 ** curve['log2_b_median'][at]:,.0f}, pooled with the counts "
+            f"{pooled[0]:,}-{pooled[-1]:,} so that it never falls as the count grows"
+        )
+    return source
 
 
 def _end(fit: WorkloadFit, family: str, n: int, ran: bool, ratio: str) -> str:

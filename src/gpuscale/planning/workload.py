@@ -11,7 +11,8 @@ and returns a ``dict``:
   ``b_noise``, ``source`` of its RCPs, for the rounds that have them; None when
   convergence is not modelled), ``targets`` (per round: its quality target, None unknown),
   ``reference_batch`` (``B_ref``), ``batch_curve`` (the workload's global batch at each
-  measured count: the median over families of each family's newest choice, ``log2``);
+  measured count: the median over families of each family's newest choice, made
+  non-decreasing in the count, ``log2``: :func:`_batch_curve`);
 * per family: ``level`` (``a_f``), ``round_level`` (``d_{f,R}``), ``shape`` (``u_f`` or
   None), ``batch`` (at each count it ran, the global batch its newest results there ran,
   the most common, else the fastest's: ``predict.submitted_batch``; ``log2``),
@@ -44,11 +45,41 @@ def _newest_at(rounds: list[str], counts: np.ndarray) -> dict[float, np.ndarray]
     return out
 
 
+def _weighted_median(values: list[float], weights: list[int]) -> float:
+    """The lower weighted median: the smallest value with at least half the weight at or
+    below it."""
+    ordered = sorted(zip(values, weights, strict=True))
+    half, seen = sum(weights) / 2, 0
+    for value, weight in ordered:
+        seen += weight
+        if seen >= half:
+            return value
+    return ordered[-1][0]
+
+
+def _non_decreasing(values: list[float], weights: list[int]) -> list[float]:
+    """The non-decreasing sequence nearest ``values`` in weighted absolute deviation
+    (isotonic regression under L1, by pooling adjacent violators: each pool at its
+    weighted median, Robertson, Wright & Dykstra 1988, ch. 1): a pool takes the value of
+    its best-supported members, so one count's outlier moves no better-run count."""
+    pools: list[tuple[list[float], list[int]]] = []
+    for value, weight in zip(values, weights, strict=True):
+        pools.append(([value], [weight]))
+        while len(pools) > 1 and _weighted_median(*pools[-2]) > _weighted_median(*pools[-1]):
+            (a, wa), (b, wb) = pools.pop(-2), pools.pop()
+            pools.append((a + b, wa + wb))
+    return [_weighted_median(*pool) for pool in pools for _ in pool[0]]
+
+
 def _batch_curve(
     family: list[str], rounds: list[str], n: np.ndarray, log2_b: np.ndarray
 ) -> BatchCurve:
-    """The workload's typical global batch per count: each family's newest median
-    there, then the median over families (``log2``)."""
+    """The workload's typical global batch per count: each family's newest median there,
+    the median over families (``log2``; ``log2_b_median``), then made non-decreasing in
+    the count (``log2_b``: isotonic regression weighted by how many families ran each
+    count). Submitters' batches grow with the count; where a count few families ran falls
+    below its neighbours (BERT at 6, run by two 6-GPU boxes at 96 beside 448 at 4 and 8),
+    it pools with them, so no family's ratio taken there is carried to every count."""
     per_count: dict[float, list[float]] = {}
     for f in sorted(set(family)):
         mine = np.array([g == f for g in family])
@@ -57,9 +88,19 @@ def _batch_curve(
         for count, pick in newest.items():
             per_count.setdefault(count, []).append(float(np.median(log2_b[index[pick]])))
     counts = sorted(per_count)
+    medians = [float(np.median(per_count[c])) for c in counts]
+    ran = [len(per_count[c]) for c in counts]
+    pooled = _non_decreasing(medians, ran)
+    x = [math.log2(c) for c in counts]
+    # beyond the counts run, the slope of the end counts' own medians (the pooling may
+    # flatten an end that rose: GPT-3's 2,560-2,904 at 10,240-11,616 run as 1 per 4 devices)
+    ends = [(0, 1), (-1, -2)] if len(x) > 1 else []
     return {
-        "log2_n": [math.log2(c) for c in counts],
-        "log2_b": [float(np.median(per_count[c])) for c in counts],
+        "log2_n": x,
+        "log2_b": [float(v) for v in pooled],
+        "log2_b_median": medians,
+        "families": ran,
+        "end_slopes": [(medians[a] - medians[b]) / (x[a] - x[b]) for a, b in ends] or None,
     }
 
 

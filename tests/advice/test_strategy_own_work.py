@@ -9,6 +9,7 @@ import re
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.phrasebook import measured, said
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
@@ -78,6 +79,11 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100, golden: Golden) ->
     assert fsdp.source == "assumed" and "--strategy fsdp" in measured(fsdp.measure)
     above = advice.predictions[advice.predictions["accelerators"] > 1]
     assert (above["ddp_ms"] == 0).all()
+    # nor in the break-even's figures for this model (-f json said the 5.27 ms benched)
+    own = advice_document(advice)["recommendation"]["break_even_this_model"]
+    assert own["own_ddp_ms"] == 0.0
+    as_benched = advice_document(gpuscale.advise(bench=h100("paths.jsonl"), model="tf-7m"))
+    assert as_benched["recommendation"]["break_even_this_model"]["own_ddp_ms"] > 5
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
     assert ((above["step_ms"] - parts).abs() < 1e-6 * above["step_ms"]).all()
     warning = next(

@@ -112,6 +112,27 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100, golden: 
     golden.check(VIEW, "an FSDP bench predicted as DDP", warning)
 
 
+def test_fsdp_bench_predicted_as_ddp_leaves_fsdp_own_work_out(h100) -> None:
+    """tf-30m benched with FSDP (step 36.22 ms, no-sync 26.17 ms: 10.05 ms of FSDP's
+    reduce-scatter and resharding) predicted as DDP: DDP does none of that work, so one
+    device's step is the FSDP step less it and no count keeps it in its fixed cost (the
+    table said 36.22 ms at N = 1 and 1.39x at 2 devices, under FSDP's own 1.43x)."""
+    paths = h100("paths.jsonl")
+    timing = _raw(paths, "tf-30m")["timing"]
+    own = timing["step_ms_mean"] - timing["nosync_step_ms_mean"]
+    ddp = gpuscale.advise(bench=paths, model="tf-30m", strategy="ddp")
+    fsdp = gpuscale.advise(bench=paths, model="tf-30m")
+    one = ddp.predictions.set_index("accelerators")["step_ms"]
+    assert one.loc[1] == pytest.approx(timing["step_ms_mean"] - own, rel=0.01)  # was 36.22
+    assert ddp.calibration.model.fixed.ms < own < fsdp.calibration.model.fixed.ms
+    # each count's step holds no FSDP work: DDP's, its prior's 0.59 ms, above FSDP's none
+    as_ddp, as_fsdp = (a.predictions.set_index("accelerators").loc[2] for a in (ddp, fsdp))
+    assert as_ddp["step_ms"] < as_fsdp["step_ms"] - own / 2
+    assert as_ddp["speedup"] > as_fsdp["speedup"]
+    line = " ".join(ddp.explanation)
+    assert "is one device without FSDP or DDP" in line and format_ms(own) in line
+
+
 def _ms(text: str) -> float:
     return float(text)
 

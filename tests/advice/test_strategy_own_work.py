@@ -131,6 +131,9 @@ def test_fsdp_bench_predicted_as_ddp_leaves_fsdp_own_work_out(h100) -> None:
     assert as_ddp["speedup"] > as_fsdp["speedup"]
     line = " ".join(ddp.explanation)
     assert "is one device without FSDP or DDP" in line and format_ms(own) in line
+    # nothing overstated against that step (-f json said 1.38x, FSDP's step over its bare)
+    assert advice_document(ddp)["scaling"]["one_device"]["overstated"] is None
+    assert advice_document(fsdp)["scaling"]["one_device"]["overstated"] > 1.3
 
 
 def _ms(text: str) -> float:

@@ -73,6 +73,27 @@ def test_systems_figure_sizes_count_shared_configurations(result, golden: Golden
     assert len(labels) == 5  # (A5000, 2) shared by two systems
 
 
+def test_systems_figure_colours_each_cluster_of_a_shared_configuration(result) -> None:
+    """A configuration whose systems fall in two clusters (v4.0 Llama2 70B LoRA: Juniper's
+    8-H100 DeepSpeed run apart from the other eleven at 8) is a marker per cluster, each
+    in its cluster's colour and sized by its own systems, its tooltip naming the cluster."""
+    from matplotlib.colors import to_rgb
+
+    from gpuscale.report.style import cluster_colour
+
+    table = result.table.copy()
+    table["cluster"] = np.where(table["system_id"] == "b2", 1, 0)
+    chart = FIGURES["systems"](dataclasses.replace(result, table=table))
+    (points,) = [c for c in chart.figure.axes[0].collections if c.get_gid() == "points-grouped"]
+    at_two = points.get_offsets()[:, 0] == 2
+    colours = {tuple(np.round(rgba[:3], 3)) for rgba in points.get_facecolors()[at_two]}
+    assert colours == {tuple(np.round(to_rgb(cluster_colour(c)), 3)) for c in (0, 1)}
+    assert sorted(points.get_sizes()[at_two]) == [30.0, 30.0]  # one system each
+    labels = chart.labels["points-grouped"]
+    assert "A5000, 2 accelerators: 1 system in cluster 1: B2" in labels
+    assert "H100, 8 accelerators: 1 system: H8" in labels  # one cluster: not said
+
+
 def test_every_figure_has_axis_labels(result) -> None:
     for name, make in FIGURES.items():
         if name == "convergence":  # the fixture's systems log no global batch

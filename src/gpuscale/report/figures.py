@@ -128,18 +128,23 @@ def _legend(pick: Pick, within: bool) -> str:
 @styled
 def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     """The study's figure (a): accelerator family against accelerator count; marker size
-    = systems sharing that configuration; colour and marker shape = K-means cluster (its
-    own palette: family colours are for families)."""
+    = systems sharing that configuration and cluster; colour and marker shape = K-means
+    cluster (its own palette: family colours are for families). A configuration whose
+    systems fall in several clusters gets a marker per cluster, the larger drawn first so
+    the smaller shows on top of it, each tooltip naming its cluster."""
     table = result.table
     grouped = (
-        table.groupby(["accelerator_family", "accelerators"])
+        table.groupby(["accelerator_family", "accelerators", "cluster"])
         .agg(
             systems=("system_id", "size"),
-            cluster=("cluster", "min"),
             names=("system_name", lambda s: "; ".join(map(str, s))),
         )
         .reset_index()
+        .sort_values("systems", ascending=False, kind="stable")
+        .reset_index(drop=True)
     )
+    at = ["accelerator_family", "accelerators"]
+    split = grouped.groupby(at)["cluster"].transform("size").to_numpy() > 1
     families = sorted(grouped["accelerator_family"].unique())
     y = grouped["accelerator_family"].map({f: i for i, f in enumerate(families)})
     height = max(2.6, 1.2 + 0.32 * len(families))
@@ -170,8 +175,8 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     room_for_ticks(fig, ax)  # a family's name longer than the left margin holds
     tips = [
         f"{r.accelerator_family}, {counted(r.accelerators, 'accelerator')}: "
-        f"{counted(r.systems, 'system')}: {r.names}"
-        for r in grouped.itertuples(index=False)
+        f"{counted(r.systems, 'system')}{f' in cluster {r.cluster}' if apart else ''}: {r.names}"
+        for r, apart in zip(grouped.itertuples(index=False), split, strict=True)
     ]
     return Chart(fig, {"points-grouped": tips})
 

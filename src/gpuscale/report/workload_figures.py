@@ -23,7 +23,7 @@ FIGURE_TITLES = {
     "and why E' falls (throughput efficiency x convergence factor); bars: 95% intervals, "
     "ring: the recommended count",
     "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; colour and shape: cluster)",
+    "configuration and cluster; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",

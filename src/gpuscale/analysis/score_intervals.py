@@ -55,6 +55,7 @@ from gpuscale.analysis.critical_batch import round_rcp_runs
 from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
 from gpuscale.analysis.metrics import flagged_results
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
+from gpuscale.plausibility import SAMPLES_TO_CONVERGE_FACTOR
 from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
@@ -116,9 +117,6 @@ def _rcp_groups(round_name: str, benchmark: str) -> tuple[tuple[float, np.ndarra
     six runs of 1.21e9-1.26e9; the official RCP checker's olympic mean drops it too),
     which drawn as a run would make a result at that batch converge 11x later in one
     replicate in seven."""
-    # lazy, as round_rcp_runs: gpuscale.mlperf loads the whole round reader
-    from gpuscale.mlperf.convergence_check import SAMPLES_TO_CONVERGE_FACTOR
-
     out = []
     for batch, values in round_rcp_runs(round_name, benchmark):
         logs = np.log(np.asarray(values, float))

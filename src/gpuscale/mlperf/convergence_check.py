@@ -22,6 +22,7 @@ from collections import defaultdict
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.mlperf.rules import known_rulesets, ruleset_for
+from gpuscale.plausibility import SAMPLES_TO_CONVERGE_FACTOR
 from gpuscale.quantities import agreeing, number, span
 from gpuscale.tables import (
     RENAMED,
@@ -33,13 +34,6 @@ from gpuscale.tables import (
     problem_row,
     workload_of,
 )
-
-# Samples to converge this many times below or above what the references needed, or the
-# median of the round's other submitters, are in another unit or mislogged: the RCPs of
-# a workload span a factor of 2-3 over its batch sizes (BERT 2.6M-5.5M samples, ResNet
-# 35-86 epochs), a unit mix-up a factor of 100 or more (3D U-Net: 168 samples an epoch;
-# BERT logged as 1 epoch instead of ~2.5M samples).
-SAMPLES_TO_CONVERGE_FACTOR = 10.0
 
 
 def samples_to_converge_flag(

@@ -39,6 +39,7 @@ from gpuscale.report.text_table import columns_text
 from gpuscale.report.workload_figures import RenderedFigure
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.republished import counted_in_analyses, is_same_runs_copy, runs_counted_once
+from gpuscale.tables.workloads import own_folder
 
 if TYPE_CHECKING:
     from gpuscale.report.bench_section import BenchSection
@@ -355,13 +356,14 @@ def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.D
 def rounds_said(rounds: Sequence[str]) -> str:
     """``round v4.1 (ruleset 4.1.0)``: the rounds and the mlperf-logging ruleset each is
     scored by (``ruleset_for``: the newest earlier one where the round's own is unknown,
-    said so); a name that is no round's, alone."""
+    said so), a user's folder said to be theirs; a name that is no round's, alone."""
 
     def one(name: str) -> str:
         ruleset, other = ruleset_for(name)
         if ruleset is None:
             return name
-        return f"{name} (ruleset {ruleset}{', the newest earlier one' if other else ''})"
+        yours = "your folder, " if own_folder(name) else ""  # not the published round
+        return f"{name} ({yours}ruleset {ruleset}{', the newest earlier one' if other else ''})"
 
     return f"{noun_for(len(rounds), 'round')} {joined(one(r) for r in rounds)}"
 

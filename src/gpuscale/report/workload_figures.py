@@ -4,6 +4,7 @@ the tasks that draw them (in the figure worker: matplotlib is imported there, by
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -90,7 +91,14 @@ def prepare_drawing() -> None:
 
 
 def _stem(round_name: str, workload: str, name: str) -> str:
-    return f"{round_name}_{workload}_{name}"
+    return f"{file_part(round_name)}_{workload}_{name}"
+
+
+def file_part(round_name: str) -> str:
+    """A round's name as part of a figure's file name: a user's folder's label
+    (``my results (v4.1)``) with no space, bracket or other sign a link would have to
+    escape (``my-results-v4.1``); a round's own name (``v4.1``) as it is."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", round_name).strip("-") or "round"
 
 
 def figure_key(out: FigureFiles, basis: Basis, name: str) -> str:
@@ -117,7 +125,7 @@ def overview_task(
     against its own family's smallest), the recommended count ringed (the last item:
     each result's ``report.recommend.recommend``)."""
     results, out, bases, recs = task
-    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview"
+    stem = f"{'_'.join(sorted({file_part(r.round) for r in results}))}_overview"
     svg, files = out.save(lambda: _figures()["overview_like"](results, recs), stem, bases)
     title = (
         "E' against accelerators, like with like: each system against the smallest, slowest "
@@ -133,7 +141,7 @@ def study_overview_task(
     """The study's reading: E' of every workload against the report's reference (the
     study's rule: one per workload, across hardware), captioned as such."""
     results, out, bases = task
-    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
+    stem = f"{'_'.join(sorted({file_part(r.round) for r in results}))}_overview_efficiency"
     svg, files = out.save(lambda: _figures()["overview"](results), stem, bases)
     title = (
         "The study's reading, across hardware: E' of every workload against one reference "

@@ -22,7 +22,6 @@ from gpuscale.analysis.crossing import FEWEST, MOST
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import (
     counted,
-    decimals_apart,
     filled,
     format_minutes,
     joined,
@@ -258,7 +257,9 @@ def _passed_over(rec: Recommendation) -> str:
 
 
 def _factors(rec: Recommendation) -> str:
-    """The two factors of E' at the next count over the pick's, the deciding one first."""
+    """The two factors of E' at the next count over the pick's, the deciding one first;
+    where the two read alike at two decimals, both said to limit it (RetinaNet v4.1:
+    convergence 0.866 against throughput 0.868 is no winner)."""
     ratios = {"throughput": rec.throughput_ratio, "convergence": rec.convergence_ratio}
     n = f"{rec.next_accelerators:,}"
     if len(rec.unread) == len(ratios):  # neither factor read: E' itself, and what is not
@@ -271,9 +272,11 @@ def _factors(rec: Recommendation) -> str:
     other = next(name for name in ratios if name != first)
     if other in rec.unread:
         return f"{first} x{ratios[first]:.2f} at {n} ({other} unread)"
-    # to the decimals that tell the two apart: the deciding one never reads alike its other
-    k = decimals_apart(ratios[first], ratios[other])
-    return f"{first} x{ratios[first]:.{k}f} at {n} ({other} x{ratios[other]:.{k}f})"
+    shown = f"{ratios[first]:.2f}", f"{ratios[other]:.2f}"
+    if shown[0] == shown[1]:  # alike to the digits shown: neither decides alone
+        limit = "both limit it: " if ratios[first] < 1 and shown[0] != "1.00" else ""
+        return f"{limit}throughput and convergence each x{shown[0]} at {n}"
+    return f"{first} x{shown[0]} at {n} ({other} x{shown[1]})"
 
 
 def _why_unread(rec: Recommendation) -> str:

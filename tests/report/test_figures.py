@@ -11,6 +11,7 @@ import pytest
 
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.analysis.decompose import decompose
+from gpuscale.quantities import number
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import chart_svg
@@ -286,7 +287,32 @@ def test_a_familys_threshold_pick_says_whose_best_it_is(result) -> None:
     chart = FIGURES["efficiency"](result)
     texts = [t.get_text() for t in chart.figure.axes[0].get_legend().get_texts()]
     said = [t for t in texts if f"{eq.threshold:g} x its best" in t]
-    assert said and said[0].endswith(f": {pick.accelerators:,}"), texts
+    assert said and said[0].endswith(
+        f": {pick.accelerators:,}\n(own E' {number(pick.normalized_efficiency)})"
+    ), texts
+
+
+def test_the_e_figure_names_its_reference_and_the_picks_own_e() -> None:
+    """v4.1 BERT's E' figure named no reference (E' there is against the study's, Krai's
+    2 x RTX A5000), and its "picks within H100-SXM5-80GB" sat at E' ~17 with nothing to
+    say the threshold pick's own E' is 0.978, against the family's 4 x H100: the title
+    and caption name the reference, the legend the picks' own E' and theirs."""
+    from gpuscale import load_round
+    from gpuscale.report.figures import lead_equilibrium
+    from gpuscale.report.workload_figures import caption
+
+    (bert,) = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100))
+    chart = FIGURES["efficiency"](bert)
+    ax = chart.figure.axes[0]
+    assert ax.get_title() == "BERT (v4.1): E' against 2 x RTX A5000 (Krai)", ax.get_title()
+    assert caption("efficiency", bert).endswith("; E' against 2 x RTX A5000 (Krai)")
+    eq = lead_equilibrium(bert)
+    pick = eq.efficiency_threshold
+    assert (eq.scope, pick.accelerators) == ("H100-SXM5-80GB", 8)
+    assert round(pick.normalized_efficiency, 3) == 0.978
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "picks within\nH100-SXM5-80GB\n(own E' against\n4 x H100-SXM5-80GB):" in texts
+    assert "E' >= 0.8 x its best: 8\n(own E' 0.978)" in texts, texts
 
 
 def test_no_tooltip_prints_nan(result) -> None:

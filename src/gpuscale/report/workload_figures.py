@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, WorkloadTable
 from gpuscale.quantities import article
-from gpuscale.report.figures_common import NothingToDraw
+from gpuscale.report.figures_common import NothingToDraw, against
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import display_name
 
@@ -114,8 +114,20 @@ def figure_task(
     try:
         svg, files = out.save(lambda: _figures()[name](result), stem, name, basis)
     except NothingToDraw as why:
-        return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
-    return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
+        return RenderedFigure(name, caption(name, result), "", [], note=str(why))
+    return RenderedFigure(name, caption(name, result), svg, files)
+
+
+# The figures whose values are against a reference, and what: their caption names it
+AGAINST = {"efficiency": "E'", "efficiency_ci": "E'", "speedup": "speedup"}
+
+
+def caption(name: str, result: WorkloadTable | WorkloadAnalysis) -> str:
+    """A workload figure's caption: its title, and for speedup and E' whom they are
+    against (``...; E' against 2 x RTX A5000 (Krai)``)."""
+    if name not in AGAINST:
+        return FIGURE_TITLES[name]
+    return f"{FIGURE_TITLES[name]}; {AGAINST[name]} {against(result.table)}"
 
 
 def overview_task(

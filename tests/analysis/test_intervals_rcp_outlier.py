@@ -1,7 +1,9 @@
 """A reference convergence point's run that cannot be true is in no interval's pool:
 ruleset 4.1.0 lists GPT-3 at a global batch of 3,072 converging in 13,790,871,552 tokens
 (2,192 steps) beside six runs of 192-200 steps (1.21e9-1.26e9 tokens), and v4.1's two
-Oracle results, the only ones at that batch, draw their convergence from that pool."""
+Oracle results, the only ones at that batch, draw their convergence from that pool. The
+run is left out where the RCP files are read (``mlperf.rcp.rcp_runs``,
+tests/mlperf/test_rcp_left_out.py); the intervals read the runs from there."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from gpuscale.mlperf import load_round
 LOW, HIGH = "time_to_train_min_ci_low", "time_to_train_min_ci_high"
 
 
-def test_a_reference_run_ten_times_its_batch_s_median_is_left_out() -> None:
+def test_the_pool_at_3072_holds_the_six_runs_the_reader_keeps() -> None:
     groups = dict(_rcp_groups("v4.1", "gpt3"))
     at_3072 = sorted(np.rint(np.exp(groups[3072.0])))  # of the file's seven
     assert at_3072 == [1_207_959_552] * 5 + [1_258_291_200]

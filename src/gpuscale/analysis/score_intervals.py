@@ -55,7 +55,6 @@ from gpuscale.analysis.critical_batch import round_rcp_runs
 from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
 from gpuscale.analysis.metrics import flagged_results
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
-from gpuscale.plausibility import SAMPLES_TO_CONVERGE_FACTOR
 from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
@@ -111,18 +110,14 @@ def _time_flagged(runs: pd.DataFrame) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _rcp_groups(round_name: str, benchmark: str) -> tuple[tuple[float, np.ndarray], ...]:
-    """(batch, log samples) of each RCP batch of the round's ruleset, a reference run
-    more than ``SAMPLES_TO_CONVERGE_FACTOR`` (10x) from its batch's median left out: a
-    count that cannot be true (ruleset 4.1.0's GPT-3 at 3,072 lists 13.8e9 tokens beside
-    six runs of 1.21e9-1.26e9; the official RCP checker's olympic mean drops it too),
-    which drawn as a run would make a result at that batch converge 11x later in one
-    replicate in seven."""
-    out = []
-    for batch, values in round_rcp_runs(round_name, benchmark):
-        logs = np.log(np.asarray(values, float))
-        kept = logs[np.abs(logs - np.median(logs)) <= math.log(SAMPLES_TO_CONVERGE_FACTOR)]
-        out.append((batch, kept))
-    return tuple(out)
+    """(batch, log samples) of each RCP batch of the round's ruleset, as the one reader of
+    the RCP files reads them (``mlperf.rcp.rcp_runs``: a run more than 10x from its
+    batch's median, which cannot be true, is left out there and said in the round's
+    problems)."""
+    return tuple(
+        (batch, np.log(np.asarray(values, float)))
+        for batch, values in round_rcp_runs(round_name, benchmark)
+    )
 
 
 def log_samples(result: ResultRuns) -> np.ndarray | None:

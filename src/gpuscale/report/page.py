@@ -336,13 +336,16 @@ def _answer_cell(pick: AnswerRow, since: str = "") -> str:
 def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.DataFrame:
     """The ingest problems of ``workloads`` (None: all): a problem under a round's
     ``Org/results/system/benchmark`` of a benchmark folder that holds them there, or in
-    ``Org/systems/system.json`` of a system that ran them; one of no such path is kept."""
+    ``Org/systems/system.json`` of a system that ran them, in the round's RCP file of a
+    benchmark folder of them (``rcp_checker/training_4.1.0/rcps_gpt3.json``); one of no
+    such path is kept."""
     problems = tables.problems
     if workloads is None or problems.empty:
         return problems
     scores = tables.scores[tables.scores["workload"].isin(list(workloads))]
     folders = set(zip(scores["round"], scores["benchmark"], strict=True))
     systems = set(zip(scores["round"], scores["org"], scores["system_id"], strict=True))
+    named = set(zip(scores["round"], scores["workload"], strict=True))
 
     def kept(round_name: str, path: str) -> bool:
         parts = path.split("/")
@@ -350,6 +353,9 @@ def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.D
             return (round_name, parts[3]) in folders
         if len(parts) == 3 and parts[1] == "systems":
             return (round_name, parts[0], Path(parts[2]).stem) in systems
+        if len(parts) == 3 and parts[0] == "rcp_checker":
+            name = Path(parts[2]).stem.removeprefix("rcps_")  # a folder's or workload's
+            return (round_name, name) in folders or (round_name, name) in named
         return True
 
     keep = [kept(str(r), str(p)) for r, p in zip(problems["round"], problems["path"], strict=True)]

@@ -135,6 +135,21 @@ def test_readme_efficiency_ranges_are_the_tools() -> None:
         f"{sd.loc['v4.1', 'best_time_at_common_min']:.1f} min (v4.1)"
     )
     assert example in readme, example
+    # and the split of Stable Diffusion's change, as the headline says it
+    from gpuscale.analysis.trends import trends_headline
+
+    family = rows.reset_index()
+    family = family[
+        (family["workload"] == "stable_diffusion")
+        & (family["accelerator_family"] == "H100-SXM5-80GB")
+    ]
+    (headline,) = trends_headline(family)
+    fewer = re.search(r"[\d.]+x fewer samples to converge", headline)
+    higher = re.search(r"[\d.]+x higher throughput", headline)
+    batch = re.search(r"global batch \d+ -> \d+", headline)
+    assert fewer and higher and batch, headline
+    split = f"{fewer[0]} ({batch[0]}), {higher[0]}"
+    assert f"{example}: {split}." in readme, split
 
 
 def answer_sentence(frame: pd.DataFrame, scope: str) -> str:

@@ -224,6 +224,14 @@ def cpu_use(config: Record, environment: Record | None) -> CpuUse | None:
     return CpuUse(threads, ranks, cores)
 
 
+# Samples to converge this many times below or above what the references needed, or the
+# median of the round's other submitters, are in another unit or mislogged: the RCPs of
+# a workload span a factor of 2-3 over its batch sizes (BERT 2.6M-5.5M samples, ResNet
+# 35-86 epochs), a unit mix-up a factor of 100 or more (3D U-Net: 168 samples an epoch;
+# BERT logged as 1 epoch instead of ~2.5M samples).
+SAMPLES_TO_CONVERGE_FACTOR = 10.0
+
+
 def run_flags(
     timing: Record,
     host: Record | None,

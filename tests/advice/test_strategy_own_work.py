@@ -9,6 +9,7 @@ import re
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.explain.phrasebook import measured, said
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
@@ -78,6 +79,11 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100, golden: Golden) ->
     assert fsdp.source == "assumed" and "--strategy fsdp" in measured(fsdp.measure)
     above = advice.predictions[advice.predictions["accelerators"] > 1]
     assert (above["ddp_ms"] == 0).all()
+    # nor in the break-even's figures for this model (-f json said the 5.27 ms benched)
+    own = advice_document(advice)["recommendation"]["break_even_this_model"]
+    assert own["own_ddp_ms"] == 0.0
+    as_benched = advice_document(gpuscale.advise(bench=h100("paths.jsonl"), model="tf-7m"))
+    assert as_benched["recommendation"]["break_even_this_model"]["own_ddp_ms"] > 5
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
     assert ((above["step_ms"] - parts).abs() < 1e-6 * above["step_ms"]).all()
     warning = next(
@@ -104,6 +110,30 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100, golden: 
     )
     assert "prior" in warning
     golden.check(VIEW, "an FSDP bench predicted as DDP", warning)
+
+
+def test_fsdp_bench_predicted_as_ddp_leaves_fsdp_own_work_out(h100) -> None:
+    """tf-30m benched with FSDP (step 36.22 ms, no-sync 26.17 ms: 10.05 ms of FSDP's
+    reduce-scatter and resharding) predicted as DDP: DDP does none of that work, so one
+    device's step is the FSDP step less it and no count keeps it in its fixed cost (the
+    table said 36.22 ms at N = 1 and 1.39x at 2 devices, under FSDP's own 1.43x)."""
+    paths = h100("paths.jsonl")
+    timing = _raw(paths, "tf-30m")["timing"]
+    own = timing["step_ms_mean"] - timing["nosync_step_ms_mean"]
+    ddp = gpuscale.advise(bench=paths, model="tf-30m", strategy="ddp")
+    fsdp = gpuscale.advise(bench=paths, model="tf-30m")
+    one = ddp.predictions.set_index("accelerators")["step_ms"]
+    assert one.loc[1] == pytest.approx(timing["step_ms_mean"] - own, rel=0.01)  # was 36.22
+    assert ddp.calibration.model.fixed.ms < own < fsdp.calibration.model.fixed.ms
+    # each count's step holds no FSDP work: DDP's, its prior's 0.59 ms, above FSDP's none
+    as_ddp, as_fsdp = (a.predictions.set_index("accelerators").loc[2] for a in (ddp, fsdp))
+    assert as_ddp["step_ms"] < as_fsdp["step_ms"] - own / 2
+    assert as_ddp["speedup"] > as_fsdp["speedup"]
+    line = " ".join(ddp.explanation)
+    assert "is one device without FSDP or DDP" in line and format_ms(own) in line
+    # nothing overstated against that step (-f json said 1.38x, FSDP's step over its bare)
+    assert advice_document(ddp)["scaling"]["one_device"]["overstated"] is None
+    assert advice_document(fsdp)["scaling"]["one_device"]["overstated"] > 1.3
 
 
 def _ms(text: str) -> float:

@@ -327,3 +327,56 @@ def test_a_round_of_another_quality_target_is_said_and_not_the_largest_change() 
     change = largest_change(out.reset_index())
     assert change is not None and change.rounds == ("v3.0", "v3.1")
     assert change.times_min == (16.0, 15.0)
+
+
+def test_a_change_of_global_batch_is_split_from_throughput() -> None:
+    """Stable Diffusion's best 8 x H100 went from 42.2 min (v4.0) to 31.7 min (v4.1), once
+    said "1.33x faster: software or host"; the two ran global batch 512 and 256 (v4.1's
+    RCPs added 256), 2,560,000 and 2,048,000 samples to converge, at 1,010 and 1,076
+    samples/s: most of it is the samples, the throughput 1.07x."""
+    from gpuscale import load_round
+    from gpuscale.analysis.trend_words import family_trends
+    from gpuscale.analysis.trends import trends_headline
+
+    rows = trends(load_round("v3.1", "v4.0", "v4.1").scores, ["stable_diffusion"])
+    h100 = rows[rows["accelerator_family"] == "H100-SXM5-80GB"]
+    by_round = h100.set_index("round")
+    assert list(by_round.loc[["v4.0", "v4.1"], "global_batch_at_common"]) == [512, 256]
+    assert list(by_round.loc[["v4.0", "v4.1"], "samples_to_converge_at_common"]) == [
+        2_560_000,
+        2_048_000,
+    ]
+    assert by_round.loc["v3.1", "convergence_unit_at_common"] == "steps"
+    (line,) = trends_headline(h100)
+    assert "31.7 min (v4.1), 1.33x faster: 1.25x fewer samples to converge (2,560,000 -> " in line
+    assert "2,048,000, global batch 512 -> 256); 1.07x higher throughput (1,010 -> 1,076 " in line
+    assert line.endswith("samples/s), software or host (the same accelerators)")
+    # the report's sentence, v3.1 (steps) to v4.1 (samples): one system, not software alone
+    (sentence,) = family_trends(h100)
+    assert sentence.endswith(
+        "the same system: software and samples to converge (global batch 512 -> 256; not "
+        "split: counted in steps, then samples))"
+    )
+
+
+def test_a_left_out_republished_result_that_changes_the_pick_is_said() -> None:
+    """v4.1 BERT on H100: trends gave equilibrium 16 where `analyze` gives 8, because Dell's
+    4-GPU result (first in v4.0) is left out of v4.1's row; the note said only how many
+    were left out, not that the pick changed."""
+    from gpuscale import load_round
+    from gpuscale.analysis import AnalysisOptions, analyze
+
+    rows = trends(load_round("v4.0", "v4.1").scores, ["bert"])
+    h100 = rows[rows["accelerator_family"] == "H100-SXM5-80GB"].set_index("round")
+    (result,) = analyze(
+        load_round("v4.1"), ["bert"], AnalysisOptions(reference="family", n_boot=100)
+    )
+    (own,) = [e for e in result.by_family if e.scope == "H100-SXM5-80GB"]
+    picked = own.efficiency_threshold.accelerators
+    row = h100.loc["v4.1"]
+    assert row["equilibrium_accelerators"] != picked
+    assert (
+        f"change the E' >= 0.8 x best pick: {picked} with them (as analyze gives it), "
+        f"{row['equilibrium_accelerators']} without" in row["note"]
+    )
+    assert "pick:" not in h100.loc["v4.0", "note"]  # its copies change nothing

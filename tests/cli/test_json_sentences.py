@@ -1,12 +1,10 @@
 """``-f json`` of ``scores``, ``energy`` and ``trends`` is their rows (the top level a
-list), the terminal's headline and sentences said on stderr; an empty result keeps a full
-one's columns and exits 2; ``analyze -f json``'s picks hold the 95% interval the answer's
+list), the terminal's headline and sentences said on stderr; an empty result exits 2 with
+nothing on stdout; ``analyze -f json``'s picks hold the 95% interval the answer's
 table shows. Fields compared, not wording."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from pathlib import Path
@@ -60,20 +58,20 @@ def test_trends_json_says_the_largest_change_on_stderr() -> None:
     assert any(r["note"] for r in rows)
 
 
-def test_an_empty_result_keeps_a_full_ones_columns_and_exits_2() -> None:
-    """energy with no power log: the CSV header of a result with rows, JSON ``[]``, exit 2
-    and one ``error:`` line; trends and scores --duplicates with no row exit 2 alike."""
-    full = _invoke("energy", "--round", "v4.0", "-f", "csv")
-    empty = _invoke("energy", "--round", "v5.0", "-b", "rgat", "-f", "csv")
-    assert empty.exit_code == 2 and empty.stderr.startswith("error: ")
-    assert list(csv.reader(io.StringIO(empty.stdout))) == [full.stdout.splitlines()[0].split(",")]
-    assert len(empty.stdout.split(",")) > 30  # every column, not the terminal's 12
-    document = _invoke("energy", "--round", "v5.0", "-b", "rgat", "-f", "json")
-    assert document.exit_code == 2 and json.loads(document.stdout) == []
-    trends = _invoke("trends", "--round", "v5.0", "-b", "rgat", "--family", "MI300X")
-    assert trends.exit_code == 2 and "error: " in trends.stderr
-    pairs = _invoke("scores", "--round", "v5.0", "--duplicates", "-f", "csv")
-    assert pairs.exit_code == 2 and pairs.stdout.startswith("round,")
+def test_an_empty_result_exits_2_with_nothing_on_stdout_in_every_format() -> None:
+    """energy of a round without power logs (v3.1) or of a benchmark without them (v5.0
+    R-GAT): exit 2, one ``error:`` line, and stdout empty in every format, as the table's
+    (-f csv wrote a header and -f json ``[]`` before exiting 2); trends and scores
+    --duplicates with no row alike."""
+    for args in (("energy", "--round", "v3.1"), ("energy", "--round", "v5.0", "-b", "rgat")):
+        for fmt in ("table", "csv", "json"):
+            done = _invoke(*args, "-f", fmt)
+            assert done.exit_code == 2, (args, fmt, done.output)
+            assert done.stdout == "" and done.stderr.startswith("error: "), (args, fmt)
+    trends = _invoke("trends", "--round", "v5.0", "-b", "rgat", "--family", "MI300X", "-f", "csv")
+    assert trends.exit_code == 2 and trends.stdout == "" and "error: " in trends.stderr
+    pairs = _invoke("scores", "--round", "v5.0", "--duplicates", "-f", "json")
+    assert pairs.exit_code == 2 and pairs.stdout == "" and "error: " in pairs.stderr
 
 
 def test_analyze_picks_carry_their_systems_interval() -> None:

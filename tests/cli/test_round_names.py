@@ -1,5 +1,7 @@
 """``--round`` beside raw paths adds bundled rounds ("the bundled rounds plus my new
-folder"); a path whose name says no round takes the first ``--round`` as its name."""
+folder"); a path whose name says no round is read by the first ``--round``'s rules and
+listed as the user's (its folder name, the round beside it), beside that round where
+bundled."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuscale.cli import app
+from gpuscale.mlperf.bundled import bundled_rounds
 
 from ..mlperf.logbuilder import RoundBuilder
 
@@ -50,29 +53,48 @@ def test_a_path_without_a_round_in_its_name_takes_the_first_round(tmp_path: Path
         app, ["scores", str(plain), "--round", "v5.1", "--round", "v4.1", "-f", "csv"]
     )
     assert result.exit_code == 0, result.output
-    rounds = _rounds_of(result.stdout)
-    assert rounds["v5.1"] == 1 and rounds["v4.1"] > 100
+    rounds = _rounds_of(result.stdout)  # v5.1 is not bundled: not fetched beside the folder
+    assert rounds.pop("my-results (v5.1)") == 1 and rounds.pop("v4.1") > 100 and not rounds
     alone = runner.invoke(app, ["scores", str(plain), "-f", "csv"])
     assert alone.exit_code == 2 and "cannot tell the round" in alone.output
 
 
-def test_the_round_help_says_a_neutral_path_takes_the_round_instead_of_a_bundled_one(
-    tmp_path: Path,
-) -> None:
-    """The help said only that --round adds bundled rounds beside paths; beside a path
-    whose name says no round, the first --round names that path's round, and no bundled
-    round of that name is read: the help says so, and so does the command."""
+def test_a_users_folder_is_listed_as_theirs_beside_the_bundled_round(tmp_path: Path) -> None:
+    """A path whose name says no round, given --round v4.0, was listed as v4.0 itself and
+    read instead of the bundled v4.0, so one's own results could not sit beside the
+    published ones: they are listed under the folder's name with the round beside it, the
+    bundled round read beside them, and the help says so."""
+    from gpuscale import load_round
     from gpuscale.tables.requests import help_of
     from gpuscale.tables.round_requests import RoundSelection
 
-    plain = tmp_path / "my-results"
+    plain = tmp_path / "my results"
     shutil.move(str(_new_round(tmp_path)), plain)
     result = runner.invoke(app, ["scores", str(plain), "--round", "v4.0", "-f", "csv"])
     assert result.exit_code == 0, result.output
-    assert _rounds_of(result.stdout) == {"v4.0": 1}  # the path's one result, no bundled v4.0
+    published = len(load_round("v4.0").scores)
+    assert _rounds_of(result.stdout) == {"my results (v4.0)": 1, "v4.0": published}
     said = " ".join(help_of(RoundSelection, "round_names").split())
-    assert "names that path's round instead" in said
-    assert "no round of that name is added" in said
+    assert "listed as yours: 'my-results (v4.1)'" in said
+    assert "that round is added beside it where bundled" in said
+
+
+def test_a_users_folder_has_its_own_report_section_beside_the_rounds(tmp_path: Path) -> None:
+    """The report of one's own folder beside the published round: a section each, the
+    folder's titled by its name with the round whose rules read it, its ruleset said,
+    and its figures' files named without a space or bracket."""
+    plain = tmp_path / "my results"
+    shutil.move(str(_new_round(tmp_path)), plain)
+    out = tmp_path / "report"
+    args = ["report", str(plain), "--round", "v5.0", "-b", "retinanet", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    page = (out / "index.html").read_text()
+    assert "<h2>RetinaNet (my results (v5.0))</h2>" in page and "<h2>RetinaNet (v5.0)</h2>" in page
+    assert "my results (v5.0) (your folder, ruleset 5.0.0)" in page
+    files = sorted(p.name for p in out.iterdir() if p.name.startswith("my"))
+    assert "my-results-v5.0_retinanet_scaling.svg" in files, files
+    assert not [f for f in files if set(f) & set(" ()")], files
 
 
 def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_what_to_drop(
@@ -86,7 +108,9 @@ def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_wha
     alone = runner.invoke(app, ["scores", str(plain)])
     line = alone.stderr.strip()
     assert alone.exit_code == 2 and line.count("\n") == 0
-    assert line.endswith("e.g. --round v4.1") and "round_name" not in line
+    # the example is the newest round shipped (read from the package's tables), not v4.1
+    newest = bundled_rounds()[-1]
+    assert line.endswith(f"e.g. --round {newest}") and "round_name" not in line
     named = tmp_path / "copy_v5.1"
     shutil.move(str(plain), named)
     for extra in ([], ["-b", "retinanet"]):

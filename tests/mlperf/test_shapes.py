@@ -170,6 +170,8 @@ def test_logs_of_another_submitter_mixed_in_are_reported_and_counted(tmp_path, g
     assert bad.counted.astype(bool).sum() == 15
     said = problems(tables, "inconsistent log")
     assert len(said) == 5 and all("'Intruder'" in p for p in said)
+    # the folder named is the one to open ('Bad'), not the other logs' name for it ('Acme')
+    assert all(p.count("Bad/results/b1/bert") == 2 and "('Acme')" in p for p in said)
     golden.check(VIEW, "a log of another submitter", said[0])
     row = _score_row(tables)  # the official tool's olympic average of all 15 runs
     assert row.time_to_train_min == pytest.approx(_olympic([*TEN, 2, 2, 2, 2, 2], 1))

@@ -56,8 +56,10 @@ def test_report_on_a_round_of_every_ruleset(tmp_path: Path, ruleset: str) -> Non
 
 
 def test_a_workload_of_cpu_only_systems_is_said_not_silently_missing(tmp_path: Path) -> None:
-    """v0.7 MiniGo on Intel CPUs (0 accelerators a node): no section, and the page and
-    `analyze` say why instead of nothing."""
+    """v0.7 MiniGo on Intel CPUs (0 accelerators a node): no section, and `report` and
+    `analyze` say why instead of nothing. With no other section the report would be an
+    empty page: it exits 2 with the reason in one line, and the report already in --out
+    (another round's) is left as it was, not replaced by that page."""
     from ..mlperf.logbuilder import RoundBuilder, result_log
 
     rb = RoundBuilder(name="training_results_v0.7")
@@ -67,10 +69,17 @@ def test_a_workload_of_cpu_only_systems_is_said_not_silently_missing(tmp_path: P
         rb.raw(f"Intel/results/cpx/minigo/result_{i}.txt", log)
     root = rb.write_dir(tmp_path)
     out = tmp_path / "report"
+    earlier = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    earlier_root = earlier.write_dir(tmp_path / "v41")
+    kept = runner.invoke(app, ["report", str(earlier_root), "--out", str(out)])
+    assert kept.exit_code == 0, kept.output
+    files = {p.name: p.read_bytes() for p in out.iterdir()}
     result = runner.invoke(app, ["report", str(root), "-b", "minigo", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    said = "MiniGo (v0.7) has no section: its 1 scored system has no accelerator count"
-    assert said in (out / "index.html").read_text()
+    assert result.exit_code == 2, result.output
+    said = "v0.7 minigo: its 1 scored system has no accelerator count"
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert said in error and "no report was written" in error, result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
     analysed = runner.invoke(app, ["analyze", str(root), "-b", "minigo"])
     assert analysed.exit_code == 2
     assert "has no accelerator count (CPU-only" in " ".join(analysed.stderr.split())

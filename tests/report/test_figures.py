@@ -11,6 +11,7 @@ import pytest
 
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.analysis.decompose import decompose
+from gpuscale.quantities import number
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import chart_svg
@@ -71,6 +72,27 @@ def test_systems_figure_sizes_count_shared_configurations(result, golden: Golden
     assert shared.startswith("A5000, 2 ")  # the configuration two systems share
     golden.check(VIEW, "systems: grouped points", "\n".join(labels))
     assert len(labels) == 5  # (A5000, 2) shared by two systems
+
+
+def test_systems_figure_colours_each_cluster_of_a_shared_configuration(result) -> None:
+    """A configuration whose systems fall in two clusters (v4.0 Llama2 70B LoRA: Juniper's
+    8-H100 DeepSpeed run apart from the other eleven at 8) is a marker per cluster, each
+    in its cluster's colour and sized by its own systems, its tooltip naming the cluster."""
+    from matplotlib.colors import to_rgb
+
+    from gpuscale.report.style import cluster_colour
+
+    table = result.table.copy()
+    table["cluster"] = np.where(table["system_id"] == "b2", 1, 0)
+    chart = FIGURES["systems"](dataclasses.replace(result, table=table))
+    (points,) = [c for c in chart.figure.axes[0].collections if c.get_gid() == "points-grouped"]
+    at_two = points.get_offsets()[:, 0] == 2
+    colours = {tuple(np.round(rgba[:3], 3)) for rgba in points.get_facecolors()[at_two]}
+    assert colours == {tuple(np.round(to_rgb(cluster_colour(c)), 3)) for c in (0, 1)}
+    assert sorted(points.get_sizes()[at_two]) == [30.0, 30.0]  # one system each
+    labels = chart.labels["points-grouped"]
+    assert "A5000, 2 accelerators: 1 system in cluster 1: B2" in labels
+    assert "H100, 8 accelerators: 1 system: H8" in labels  # one cluster: not said
 
 
 def test_every_figure_has_axis_labels(result) -> None:
@@ -265,7 +287,32 @@ def test_a_familys_threshold_pick_says_whose_best_it_is(result) -> None:
     chart = FIGURES["efficiency"](result)
     texts = [t.get_text() for t in chart.figure.axes[0].get_legend().get_texts()]
     said = [t for t in texts if f"{eq.threshold:g} x its best" in t]
-    assert said and said[0].endswith(f": {pick.accelerators:,}"), texts
+    assert said and said[0].endswith(
+        f": {pick.accelerators:,}\n(own E' {number(pick.normalized_efficiency)})"
+    ), texts
+
+
+def test_the_e_figure_names_its_reference_and_the_picks_own_e() -> None:
+    """v4.1 BERT's E' figure named no reference (E' there is against the study's, Krai's
+    2 x RTX A5000), and its "picks within H100-SXM5-80GB" sat at E' ~17 with nothing to
+    say the threshold pick's own E' is 0.978, against the family's 4 x H100: the title
+    and caption name the reference, the legend the picks' own E' and theirs."""
+    from gpuscale import load_round
+    from gpuscale.report.figures import lead_equilibrium
+    from gpuscale.report.workload_figures import caption
+
+    (bert,) = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100))
+    chart = FIGURES["efficiency"](bert)
+    ax = chart.figure.axes[0]
+    assert ax.get_title() == "BERT (v4.1): E' against 2 x RTX A5000 (Krai)", ax.get_title()
+    assert caption("efficiency", bert).endswith("; E' against 2 x RTX A5000 (Krai)")
+    eq = lead_equilibrium(bert)
+    pick = eq.efficiency_threshold
+    assert (eq.scope, pick.accelerators) == ("H100-SXM5-80GB", 8)
+    assert round(pick.normalized_efficiency, 3) == 0.978
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "picks within\nH100-SXM5-80GB\n(own E' against\n4 x H100-SXM5-80GB):" in texts
+    assert "E' >= 0.8 x its best: 8\n(own E' 0.978)" in texts, texts
 
 
 def test_no_tooltip_prints_nan(result) -> None:

@@ -333,26 +333,34 @@ def analyze_or_explain(
     workload) pairs it holds for (``v4.1 bert, gpt3 and 5 more: no scored system ...``)."""
     results = analyze(tables, workloads, options)
     if not results:
-        pairs: dict[str, list[str]] = {}
-        for r, w in workload_pairs(tables, workloads):
-            if why := not_analysed(tables, r, w, options.division):
-                pairs.setdefault(why, []).append(f"{r} {w}")
-        filters = {
-            "division": options.division,
-            "availability": options.availability,
-            "families": ", ".join(options.families or ()) or None,
-        }
-        given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
-        # the workloads the options alone left empty named in the lead, never said again
-        matched = filled(" of {}", _first(pairs.pop(NO_MATCH, [])))
-        said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
-        if options.availability is not None:  # a typo matches nothing: what would match
-            said.append(_availabilities(tables, workloads, options))
-        raise NothingAnalysedError(
-            f"no scored system{matched} matches these options{filled(' ({})', given)}"
-            + "".join(f"; {x}" for x in said)
-        )
+        raise nothing_analysed(tables, workloads, options)
     return results
+
+
+def nothing_analysed(
+    tables: RoundTables, workloads: list[str], options: AnalysisOptions
+) -> NothingAnalysedError:
+    """Why no workload of ``workloads`` in ``tables`` is analysed with ``options``, as
+    :func:`analyze_or_explain` raises it (a report with no workload section says it too)."""
+    pairs: dict[str, list[str]] = {}
+    for r, w in workload_pairs(tables, workloads):
+        if why := not_analysed(tables, r, w, options.division):
+            pairs.setdefault(why, []).append(f"{r} {w}")
+    filters = {
+        "division": options.division,
+        "availability": options.availability,
+        "families": ", ".join(options.families or ()) or None,
+    }
+    given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
+    # the workloads the options alone left empty named in the lead, never said again
+    matched = filled(" of {}", _first(pairs.pop(NO_MATCH, [])))
+    said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
+    if options.availability is not None:  # a typo matches nothing: what would match
+        said.append(_availabilities(tables, workloads, options))
+    return NothingAnalysedError(
+        f"no scored system{matched} matches these options{filled(' ({})', given)}"
+        + "".join(f"; {x}" for x in said)
+    )
 
 
 def _availabilities(tables: RoundTables, workloads: list[str], options: AnalysisOptions) -> str:

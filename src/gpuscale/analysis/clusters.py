@@ -4,7 +4,9 @@ Features, each standardised to zero mean and unit variance: ``log10(accelerators
 ``log10(time_to_train_min)`` and ``normalized_efficiency``. k is chosen by the best
 silhouette score over 2..6 (capped at n-1) unless given; K-means runs with a fixed seed
 and 10 initialisations, so labels are deterministic, and labels are renumbered by the
-clusters' mean accelerator count: cluster 0 always holds the smallest systems.
+clusters' mean accelerator count (then mean time): cluster 0 has the smallest mean, which
+need not hold the smallest systems (v4.0 Llama2 70B LoRA: Gaudi2's and Juniper's slow
+8-accelerator runs are cluster 0, the 4-accelerator systems cluster 1).
 
 K-means is scikit-learn's ``KMeans(n_clusters=k, n_init=10, random_state=seed)``
 (greedy k-means++ starts, Lloyd's algorithm, the run of least inertia kept) written

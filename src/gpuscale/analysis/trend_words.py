@@ -3,11 +3,94 @@ family's best time round by round, and each note once, with the rows it is about
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import pandas as pd
 
 from gpuscale.analysis.software import frameworks_text
 from gpuscale.quantities import filled, format_minutes, number
 from gpuscale.tables import round_key
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSplit:
+    """A best time at one count in two rounds, split exactly: time is samples to converge
+    over throughput, so the earlier time over the later is the samples' ratio (earlier over
+    later) times the throughputs' (later over earlier). Another global batch changes the
+    samples a result needs (v4.1's Stable Diffusion RCPs added batch 256), which is no
+    software's doing; the split holds where both count in one unit."""
+
+    times_min: tuple[float, float]
+    batches: tuple[float, float]  # global batch, NaN where unknown
+    samples: tuple[float, float]  # samples to converge, NaN where unknown or flagged
+    units: tuple[str, str]  # what each counts (``convergence_unit``)
+
+    @property
+    def compared(self) -> bool:
+        """Both samples known, positive, in one unit: the split holds."""
+        known = all(math.isfinite(v) and v > 0 for v in (*self.samples, *self.times_min))
+        return known and self.units[0] == self.units[1] != ""
+
+    @property
+    def samples_ratio(self) -> float:
+        """The earlier samples to converge over the later: above 1 fewer later."""
+        return self.samples[0] / self.samples[1]
+
+    @property
+    def throughputs(self) -> tuple[float, float]:
+        """Each round's throughput, in the unit per second."""
+        return (
+            self.samples[0] / (60 * self.times_min[0]),
+            self.samples[1] / (60 * self.times_min[1]),
+        )
+
+    @property
+    def batch_changed(self) -> bool:
+        """Both batches known and not the same."""
+        a, b = self.batches
+        return math.isfinite(a) and math.isfinite(b) and a != b
+
+
+def change_cause(split: TimeSplit, software: str) -> str:
+    """What a change of time rests on: ``1.25x fewer samples to converge (2,560,000 ->
+    2,048,000, global batch 512 -> 256); 1.07x higher throughput (1,010 -> 1,076
+    samples/s), software or host``, the larger first (the smaller "partly offset by" where
+    they pull apart); ``software`` alone (what differs at
+    the same accelerators) where neither batch nor samples tell otherwise; where the batch
+    changed but the samples do not compare, said so."""
+    a, b = split.batches
+    batch = f"global batch {a:,.0f} -> {b:,.0f}" if split.batch_changed else ""
+    if not split.compared:
+        if not batch:
+            return software
+        why = (
+            f"counted in {split.units[0]}, then {split.units[1]}"
+            if all(split.units) and split.units[0] != split.units[1]
+            else "samples to converge unknown"
+        )
+        return f"{software} and samples to converge ({batch}; not split: {why})"
+    unit = split.units[0]
+    s0, s1 = split.samples
+    x0, x1 = split.throughputs
+    ratio = split.samples_ratio
+    samples = (
+        f"{_times(ratio, 'fewer', 'more')} {unit} to converge ({number(s0)} -> {number(s1)}"
+        f"{filled(', {}', batch)})"
+    )
+    rate = (
+        f"{_times(x1 / x0, 'higher', 'lower')} throughput ({number(x0, 4)} -> {number(x1, 4)} "
+        f"{unit}/s), {software}"
+    )
+    parts = [samples, rate] if abs(math.log(ratio)) >= abs(math.log(x1 / x0)) else [rate, samples]
+    # the smaller factor against the larger: only partly undoing it
+    joint = "; " if (ratio >= 1) == (x1 >= x0) else "; partly offset by "
+    return joint.join(parts)
+
+
+def _times(factor: float, up: str, down: str) -> str:
+    """``1.25x fewer`` (``up`` above 1), ``1.07x more`` (``down``): a factor either way."""
+    return f"{factor:.2f}x {up}" if factor >= 1 else f"{1 / factor:.2f}x {down}"
 
 
 def family_trends(rows: pd.DataFrame) -> list[str]:
@@ -37,13 +120,37 @@ def family_trends(rows: pd.DataFrame) -> list[str]:
 
 def _software(first: pd.Series, last: pd.Series) -> str:
     """``, the same system: software`` where one system was the fastest at the count in
-    both rounds (``system_at_common``), with the frameworks where they differ; ""
-    otherwise."""
+    both rounds (``system_at_common``), with the frameworks where they differ, the change
+    split into samples to converge and throughput where the batch or samples changed
+    (:func:`change_cause`); ", global batch 512 -> 256: ..." where the systems differ but
+    the batch changed; "" otherwise."""
+    split = TimeSplit(
+        (_float(first, "best_time_at_common_min"), _float(last, "best_time_at_common_min")),
+        (_float(first, "global_batch_at_common"), _float(last, "global_batch_at_common")),
+        (
+            _float(first, "samples_to_converge_at_common"),
+            _float(last, "samples_to_converge_at_common"),
+        ),
+        (
+            str(first.get("convergence_unit_at_common") or ""),
+            str(last.get("convergence_unit_at_common") or ""),
+        ),
+    )
     system = first.get("system_at_common")
-    if not system or system != last.get("system_at_common"):
-        return ""
-    frameworks = (first.get("framework_at_common"), last.get("framework_at_common"))
-    return ", the same system: software" + filled(" ({})", frameworks_text(*frameworks))
+    same = bool(system) and system == last.get("system_at_common")
+    frameworks = filled(
+        " ({})", frameworks_text(first.get("framework_at_common"), last.get("framework_at_common"))
+    )
+    if not split.batch_changed:
+        return f", the same system: software{frameworks}" if same else ""
+    software = f"software{frameworks}" if same else "software or host"
+    return f", {'the same system' if same else 'other systems'}: {change_cause(split, software)}"
+
+
+def _float(row: pd.Series, column: str) -> float:
+    """A row's ``column`` as a float, NaN where empty or absent."""
+    value = row.get(column)
+    return math.nan if value is None or pd.isna(value) else float(value)
 
 
 def grouped_notes(rows: pd.DataFrame) -> list[str]:

@@ -36,7 +36,7 @@ from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
 from gpuscale.analysis.metrics import counted_families, read_filters, workload_scaling_table
 from gpuscale.analysis.software import frameworks_differ, frameworks_text, with_framework
-from gpuscale.analysis.trend_words import grouped_notes
+from gpuscale.analysis.trend_words import TimeSplit, change_cause, grouped_notes
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.names import resolve_workload
 from gpuscale.quantities import (
@@ -140,6 +140,35 @@ def _span(
     return _Span(workload, rounds, present, folders, first, last, listed)
 
 
+def _family_group(
+    scores: pd.DataFrame, round_name: str, workload: str, family: str
+) -> pd.DataFrame:
+    """A family's rows of a workload's scaling table in a round (its own reference)."""
+    table = workload_scaling_table(
+        scores[scores["round"] == round_name], workload, reference="family"
+    )
+    return table[table["accelerator_family"] == family]
+
+
+def _pick_changed(row: dict, whole: pd.DataFrame, threshold: float) -> str:
+    """Where the republished results left out of a row change its equilibrium pick (the
+    round's own ``analyze``, which keeps them, picks from all): ``with them the E' >= 0.8
+    x best pick: 8 with them (as analyze gives it), 16 without``; "" where the same."""
+    if whole["accelerators"].nunique() < 2:
+        return ""
+    pick = getattr(
+        equilibrium(whole, threshold=threshold).efficiency_threshold, "accelerators", None
+    )
+    own = row["equilibrium_accelerators"]
+    if pick is None or pick == own:
+        return ""
+    without = "none" if own is None or pd.isna(own) else f"{int(own):,}"
+    return (
+        f"the republished results left out change the E' >= {threshold:g} x best pick: "
+        f"{int(pick):,} with them (as analyze gives it), {without} without"
+    )
+
+
 def _republished_note(count: int, republished: bool) -> str:
     """How many republished results of a row were kept or left out ("" for none)."""
     if not count:
@@ -184,14 +213,38 @@ def _trend_row(
         "equilibrium_accelerators": getattr(eq.efficiency_threshold, "accelerators", None),
         "system_at_common": f"{org}/{system_id}",
         "framework_at_common": "" if pd.isna(field := fastest.get("framework")) else str(field),
+        "global_batch_at_common": _number(fastest.get("global_batch_size")),
+        "samples_to_converge_at_common": _number(
+            None
+            if _text(fastest.get("samples_to_converge_flag"))
+            else fastest.get("samples_to_converge")
+        ),
+        "convergence_unit_at_common": _text(fastest.get("convergence_unit")),
     }
     if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
         row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
     return row, largest
 
 
+def _number(value: object) -> float:
+    """A field as a float, NaN where it is empty."""
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def _text(value: object) -> str:
+    """A field as text, "" where it is empty."""
+    return "" if value is None or pd.isna(value) else str(value)
+
+
 # The columns the terminal's table leaves out (the note is said under it)
-TERMINAL_LEFT_OUT = ("note", "system_at_common", "framework_at_common")
+TERMINAL_LEFT_OUT = (
+    "note",
+    "system_at_common",
+    "framework_at_common",
+    "global_batch_at_common",
+    "samples_to_converge_at_common",
+    "convergence_unit_at_common",
+)
 # trends has no --division: where the other division is shown
 TRENDS_HOW = "gpuscale analyze --division {other} shows them"
 
@@ -222,6 +275,7 @@ def trends(
     elsewhere = scores[copies & ~kept & scores["workload"].isin(asked)]
     scores, copies = scores[kept], copies[kept]
     left_out = scores[copies].groupby(["workload", "accelerator_family", "round"]).size()
+    everything = scores  # the copies kept: what a round's own analysis picks from
     if not republished:
         scores = scores[~copies]
     first_rounds, last_rounds = first_rounds or {}, last_rounds or {}
@@ -241,6 +295,9 @@ def trends(
                 count = int(left_out.get((workload, family, r), 0))
                 scale = scale_note(group)
                 notes += filter(None, [_republished_note(count, republished), scale])
+                if count and not republished:
+                    whole = _family_group(everything, r, workload, str(family))
+                    notes += filter(None, [_pick_changed(row, whole, threshold)])
                 if largest["superlinear"] and not scale:  # E' at the largest above 1, and why
                     notes.append(
                         # to the digits that show it above 1 (1.004, never 1.00)
@@ -249,7 +306,12 @@ def trends(
                     )
                 rows.append(row | {"note": "; ".join(notes)})
     out = pd.DataFrame(rows, columns=list(TREND_COLUMNS))
-    for count in ("systems", "common_accelerators", "largest_accelerators"):
+    for count in (
+        "systems",
+        "common_accelerators",
+        "largest_accelerators",
+        "global_batch_at_common",
+    ):
         out[count] = out[count].astype("Int64")
     # a count, empty where no criterion picked one (it read 32.0 in CSV)
     out["equilibrium_accelerators"] = out["equilibrium_accelerators"].astype("Int64")
@@ -305,11 +367,21 @@ class TrendChange:
     times_min: tuple[float, float]  # the best time at the count, earlier and later
     systems: tuple[str, str]  # ORG/SYSTEM_ID of each round's fastest at the count
     frameworks: tuple[str, str]  # their ``framework`` fields ("" where not given)
+    # the two systems' global batches, samples to converge (NaN: unknown or flagged) and
+    # the unit these count (``convergence_unit``)
+    batches: tuple[float, float] = (math.nan, math.nan)
+    samples: tuple[float, float] = (math.nan, math.nan)
+    units: tuple[str, str] = ("", "")
 
     @property
     def ratio(self) -> float:
         """The earlier best time over the later: above 1 faster."""
         return self.times_min[0] / self.times_min[1]
+
+    @property
+    def split(self) -> TimeSplit:
+        """The change split into samples to converge and throughput (``trend_words``)."""
+        return TimeSplit(self.times_min, self.batches, self.samples, self.units)
 
     @property
     def same_system(self) -> bool:
@@ -354,7 +426,15 @@ def largest_change(frame: pd.DataFrame) -> TrendChange | None:
         times_min=(float(a["best_time_at_common_min"]), float(b["best_time_at_common_min"])),
         systems=both("system_at_common"),
         frameworks=both("framework_at_common"),
+        batches=_pair(a, b, "global_batch_at_common"),
+        samples=_pair(a, b, "samples_to_converge_at_common"),
+        units=both("convergence_unit_at_common"),
     )
+
+
+def _pair(a: dict, b: dict, column: str) -> tuple[float, float]:
+    """Two rows' ``column`` as floats, NaN where empty or absent."""
+    return _number(a.get(column)), _number(b.get(column))
 
 
 def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
@@ -372,11 +452,12 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     ratio = change.ratio
     how = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
     (early, late), (t_early, t_late) = change.rounds, change.times_min
-    cause = (
+    software = (
         f"software (the same system, {change.systems[0]})"
         if change.same_system
         else "software or host (the same accelerators)"
     )
+    cause = change_cause(change.split, software)
     return (
         f"largest change: {display_name(change.workload)} on {change.accelerator_family} at "
         f"{change.accelerators:,} accelerators, best time {format_minutes(t_early)} ({early}) -> "

@@ -264,7 +264,8 @@ def show(
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``columns`` where asked, else its own; CSV, JSON: every one), its headline
     above and sentences under it (CSV and JSON: on stderr, stdout one document); an empty
-    view says why (CSV: a full one's header) and exits ``nothing`` where given.
+    view says why and exits ``nothing`` where given, stdout then empty as the table's (CSV's
+    header, JSON's ``[]``: with an exit 0 only).
     JSON of a view with a ``document``: that alone. ``rest``: the view is a short answer
     (its lines folded at the terminal's width) and this says where the rest is."""
     if fmt is Format.json and view.document is not None:
@@ -280,7 +281,7 @@ def show(
     document = fmt is not Format.table  # CSV, JSON: stdout one document, the words on stderr
     if not view.empty:  # the answer first, then the detail
         say(view.headline, wrap=wrap, stderr=document)
-    if document or not view.empty:  # an empty CSV: the header alone; JSON: []
+    if not view.empty or (document and not nothing):  # an empty CSV: the header; JSON: []
         print_frame(
             out,
             view.frame[shown],

@@ -35,7 +35,6 @@ from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions, unused_without_rounds
 from gpuscale.tables.commands import quoted_path
-from gpuscale.tables.requests import FieldError
 from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection, ScoresOptions
 
 
@@ -195,14 +194,14 @@ def report(
 
     Exit status: 0 written with all that was asked; 1 written without the advice --advise
     asked for (stderr says why; `advise --bench` exits 2 on that file), with no run of
-    --bench measured (`analyze --bench` exits 1) or of a round not read whole; 2 nothing."""
-    from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: pandas, matplotlib
-    from gpuscale.report.request import write_report
+    --bench measured (`analyze --bench` exits 1) or of a round not read whole; 2 nothing
+    (nor with no workload section and no --bench: a report already in --out is kept)."""
+    from gpuscale.report.request import refusals, write_report  # lazy: pandas, matplotlib
 
     tables = load_tables(selection, study=True, bench=bench_file)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
-    with fail_on(ReferenceNotFoundError, OutputError, FieldError):
+    with fail_on(*refusals()):
         written = write_report(
             request,
             tables,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import sys
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +16,7 @@ import pandas as pd
 from gpuscale.mlperf.duplicates import same_runs_problems
 from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
+from gpuscale.mlperf.shipped import DATA_DIR, bundled_rounds
 from gpuscale.quantities import joined, noun_for
 from gpuscale.sources import OutputError, check_owner, write_atomically
 from gpuscale.sources.atomic import replacing
@@ -27,16 +27,6 @@ from gpuscale.tables.round_requests import ingest_refusal
 from gpuscale.tables.spelling import did_you_mean
 
 TABLES = RoundTables.NAMES
-DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
-
-
-def bundled_rounds() -> list[str]:
-    """The rounds shipped with the package, oldest first."""
-    path = DATA_DIR / "scores.parquet"
-    if not path.exists():
-        return []
-    rounds = pd.read_parquet(path, columns=["round"])["round"].unique().tolist()
-    return sorted(rounds, key=round_key)
 
 
 def bundled_workloads() -> dict[str, list[str]]:

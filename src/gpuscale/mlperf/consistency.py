@@ -128,7 +128,9 @@ def log_flags(scores: pd.DataFrame, contradicted: dict[tuple[str, str, str], str
 
 def _minority(runs: list[Row], name: str, what: str, found: dict[int, list[str]]) -> None:
     """Add to ``found`` the logs of a folder whose ``name`` (the log's submitter or
-    system) is not the one most of its logs give (every log's, when no value leads)."""
+    system) is not the one most of its logs give (every log's, when no value leads),
+    naming the folder as it lies in the round (the logs' own names for the submitter or
+    system need not be the folder's)."""
     votes = Counter(r.get(name) for r in runs if r.get(name) is not None)
     if len(votes) < 2:
         return
@@ -137,6 +139,8 @@ def _minority(runs: list[Row], name: str, what: str, found: dict[int, list[str]]
         if r.get(name) is None or (r[name] == top and n > m):
             continue
         others = ", ".join(repr(v) for v in votes if v != r[name])
+        folder = r["rel"].rpartition("/")[0]  # the folder to open, not a name from a log
         found.setdefault(id(r), []).append(
-            f"the log's {what} {r[name]!r} differs from its folder's ({others})"
+            f"the log's {what} {r[name]!r} differs from what the other logs in {folder} "
+            f"give ({others})"
         )

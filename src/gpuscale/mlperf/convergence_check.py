@@ -9,7 +9,9 @@ units across submitters (1 to 11,718); v3.1 3D U-Net, some submitters log epochs
 where the ruleset's RCPs count samples (~400,000). A flagged value stays in the scores
 table beside its reason (``samples_to_converge_flag``) and a problem row; the analysis
 keeps it out of the decomposition, the findings, the per-sample rates and every pooled
-convergence law of the intervals (``gpuscale.analysis.score_intervals``).
+convergence law of the intervals (``gpuscale.analysis.score_intervals``). A reference
+run of the round's RCP files that cannot be true, which the RCP reader leaves out
+(``rcp.rcp_runs``), is a problem row of the round too (:func:`rcp_problems`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import statistics
 from collections import defaultdict
 
 from gpuscale.mlperf.benchmarks import workload_in_round
-from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.mlperf.rcp import rcp_left_out, rcp_names, rcp_points
 from gpuscale.mlperf.rules import known_rulesets, ruleset_for
+from gpuscale.plausibility import SAMPLES_TO_CONVERGE_FACTOR
 from gpuscale.quantities import agreeing, number, span
 from gpuscale.tables import (
     RENAMED,
@@ -33,13 +36,6 @@ from gpuscale.tables import (
     problem_row,
     workload_of,
 )
-
-# Samples to converge this many times below or above what the references needed, or the
-# median of the round's other submitters, are in another unit or mislogged: the RCPs of
-# a workload span a factor of 2-3 over its batch sizes (BERT 2.6M-5.5M samples, ResNet
-# 35-86 epochs), a unit mix-up a factor of 100 or more (3D U-Net: 168 samples an epoch;
-# BERT logged as 1 epoch instead of ~2.5M samples).
-SAMPLES_TO_CONVERGE_FACTOR = 10.0
 
 
 def samples_to_converge_flag(
@@ -142,6 +138,36 @@ def flag_samples(round_name: str, rows: list[Row]) -> list[ProblemRow]:
                     "(the official score stands)",
                 )
             )
+    return problems + rcp_problems(round_name, {row["workload"] for row in rows})
+
+
+def rcp_problems(round_name: str, workloads: set[str]) -> list[ProblemRow]:
+    """A problem row for each reference run of the round's RCP files of ``workloads`` that
+    the reader leaves out (``rcp.rcp_left_out``: more than 10x from its batch's median),
+    its path the file's inside mlperf-logging (``rcp_checker/training_4.1.0/
+    rcps_gpt3.json``), so a count left out is said, not silent."""
+    ruleset, _ = ruleset_for(round_name)
+    if ruleset is None:
+        return []
+    problems = []
+    for workload in sorted(workloads):
+        unit = convergence_unit(workload, round_name) or "samples (or epochs)"
+        for name in rcp_names(workload, ruleset):
+            for run in rcp_left_out(ruleset, name):
+                problems.append(
+                    problem_row(
+                        round_name,
+                        f"rcp_checker/training_{ruleset}/rcps_{name}.json",
+                        ProblemKind.IMPOSSIBLE_VALUE,
+                        f"a reference run at global batch {number(run.batch)}: "
+                        f"{number(run.value)} {unit} to converge is more than "
+                        f"{SAMPLES_TO_CONVERGE_FACTOR:g}x the median of the batch's "
+                        f"{run.runs} runs ({number(run.median)}), a count that cannot be "
+                        "true; left out of the reference convergence points (their means, "
+                        "the convergence model E(B), the plan's expected samples and the "
+                        "intervals' pools), as the RCP checker's olympic mean drops it",
+                    )
+                )
     return problems
 
 

@@ -24,7 +24,7 @@ from gpuscale.sources import (
 from gpuscale.sources.archives import READ_AGAIN
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import archive_stem
-from gpuscale.tables.workloads import round_name, round_name_meant
+from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant
 
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
 # the branch or tag (``training_results_v5.1-main``, ``-master``)
@@ -108,7 +108,9 @@ def round_name_to_read(path: Path, given: str | None) -> str:
             found = round_name_from_path(child)
             if found and child.is_dir():
                 return found
-    raise RoundNotSaidError(path)
+    from gpuscale.mlperf.shipped import example_round  # lazy: pandas, for a refusal only
+
+    raise RoundNotSaidError(path, example_round(fallback=STUDY_ROUND))
 
 
 def round_name_of(path: str | os.PathLike[str]) -> str | None:

@@ -45,6 +45,7 @@ from gpuscale.tables.workloads import (
     RENAMED,
     STUDY_ROUND,
     WORKLOADS,
+    own_label,
     round_key,
     round_name,
     round_names_known,
@@ -82,12 +83,29 @@ def read_paths(
     parts = []
     for path, name in zip(paths, names, strict=True):
         try:  # a path with no results: read_round says why (NoResultsError)
-            parts.append(cached_round(path, name, progress))
+            part = cached_round(path, name, progress)
         except NoResultsError:
             raise
         except (SourceError, ValueError) as exc:
             raise _refused(exc, path, paths, benchmark_option) from exc
+        label = round_label(path, name)
+        parts.append(part if label == name else _labelled(part, label))
     return combine(parts)
+
+
+def round_label(path: Path, name: str | None) -> str | None:
+    """The round ``path``'s results are listed under, read by round ``name`` (None: the
+    round its name says): a path whose name says no round is the user's own folder,
+    labelled by its folder name with the round beside it (``my-results (v4.1)``), so it
+    is read beside the published round of that name (``tables.workloads.own_label``)."""
+    if name is None or round_name_of(path) is not None:
+        return name
+    return own_label(Path(os.path.abspath(path)).name, normalise_round(name))
+
+
+def _labelled(tables: RoundTables, label: str | None) -> RoundTables:
+    """``tables`` (one round) with every row's round the ``label``."""
+    return RoundTables(**{n: getattr(tables, n).assign(round=label) for n in tables.NAMES})
 
 
 def missing_rounds(paths: Sequence[Path], benchmark_option: str | None = "-b") -> list[str]:
@@ -185,11 +203,13 @@ def load_rounds(
         return named_rounds(list(round_names or default or []), **named)
     own, others = _split_round_names(list(paths), list(round_names or []))
     _one_copy_each(list(paths), own, others)
+    others += _bundled_beside(list(paths), own, others)
     beside = named_rounds(others, **named) if others else None  # a name that is none: first
     tables = read_paths(paths, own, progress=progress)
     if on_read is not None:
         named_as = own * len(paths) if len(own) == 1 else own or map(round_name_of, paths)
-        on_read(tables, {str(n): p for n, p in zip(named_as, paths, strict=False) if n})
+        labels = [round_label(p, n) or n for p, n in zip(paths, named_as, strict=False)]
+        on_read(tables, {str(n): p for n, p in zip(labels, paths, strict=False) if n})
     return combine([tables, beside]) if beside is not None else tables
 
 
@@ -337,10 +357,28 @@ def _fetched(
     return found.path
 
 
+def _bundled_beside(paths: list[Path], own: list[str], others: list[str]) -> list[str]:
+    """The bundled rounds whose rules read a user's own folder (a path whose name says no
+    round, named by ``own``), added beside it to compare with, unless given already (by
+    name, or as a path); a round not bundled is not fetched for it."""
+    if not own:
+        return []
+    named_as = own * len(paths) if len(own) == 1 else own
+    given = {round_name_of(p) for p in paths} | {round_name(n) for n in others}
+    shipped, added = bundled_rounds(), []
+    for path, name in zip(paths, named_as, strict=True):
+        wanted = round_name(name)
+        if round_name_of(path) is None and wanted in shipped and wanted not in given:
+            added.append(wanted)
+            given.add(wanted)
+    return added
+
+
 def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
     """Refuse a round given both as a path and as a ``--round`` beside it, before anything
     is read or fetched: merged, one copy's results would replace the other's without a
-    word."""
+    word. A path whose name says no round is listed under its own label
+    (:func:`round_label`): the round of that name is read beside it."""
     if len(own) == len(paths):
         said = own  # one name each
     elif len(own) == 1:
@@ -351,10 +389,10 @@ def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
     for path, name in zip(paths, said, strict=True):
         if name is None or (r := round_name(name)) not in wanted:
             continue
+        if round_name_of(path) is None:  # the user's own folder, labelled: beside the round
+            continue
         how = f"whose name says {r}"
-        if round_name_of(path) is None:  # the round came from --round, not the path's name
-            how = f"read as {r} by --round"
-        elif round_name_from_path(path) is None:  # a renamed copy: its one folder says it
+        if round_name_from_path(path) is None:  # a renamed copy: its one folder says it
             how = f"whose folder inside says {r}"
         adds = "the bundled tables"
         if r not in bundled_rounds():

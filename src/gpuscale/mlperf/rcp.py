@@ -9,7 +9,8 @@ not stop with ``success`` has no value (the checker uses 1e9 and drops it).
 
 ``rcp_points`` reads the reference convergence points the checker compares against
 (``rcp_checker/training_X.Y.0/rcps_<benchmark>.json``): per global batch, the samples
-(or epochs) the reference runs needed; ``workload_rcps`` a workload's in a ruleset, under
+(or epochs) the reference runs needed, a run that cannot be true left out
+(``rcp_runs``, said by ``rcp_left_out``); ``workload_rcps`` a workload's in a ruleset, under
 every name its RCP file has had (``rcp_names``), with the rulesets that hold them.
 """
 
@@ -18,12 +19,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.runlog import RunLog
+from gpuscale.plausibility import SAMPLES_TO_CONVERGE_FACTOR
 from gpuscale.tables import workload_facts
 from gpuscale.tables.workloads import (
     RENAMED,
@@ -115,33 +118,86 @@ def _rcp_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "rcp_checker"
 
 
+@dataclass(frozen=True, slots=True)
+class LeftOutRun:
+    """A reference run an RCP file lists that cannot be true, left out where the file is
+    read (:func:`rcp_runs`): its global ``batch``, its samples (or epochs) to converge
+    (``value``), the ``median`` of every run the file lists at that batch, and how many
+    it lists there (``runs``, this one included)."""
+
+    batch: float
+    value: float
+    median: float
+    runs: int
+
+
 @functools.lru_cache(maxsize=256)
-def rcp_runs(ruleset: str, benchmark: str) -> tuple[tuple[float, tuple[float, ...]], ...]:
-    """(global batch, every reference run's samples or epochs to converge) of each
-    reference convergence point of a benchmark in a ruleset (``4.1.0``), by increasing
-    batch; empty when the package has none."""
+def _rcp_file(
+    ruleset: str, benchmark: str
+) -> tuple[tuple[tuple[float, tuple[float, ...]], ...], tuple[LeftOutRun, ...]]:
+    """The reference runs of a benchmark's RCP file in a ruleset, by increasing batch, and
+    those left out of them (:func:`rcp_runs`); both empty where the package has none."""
     folder = _rcp_dir()
     if folder is None:
-        return ()
+        return (), ()
     path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json"
     try:  # a ruleset without RCPs for the benchmark has no file
         entries = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return ()
+        return (), ()
     if not isinstance(entries, dict):
-        return ()
+        return (), ()
     points: dict[float, list[float]] = {}
     for entry in entries.values():
+        if not isinstance(entry, dict):
+            continue
         runs = entry.get("Epochs to converge") or entry.get("samples to converge") or []
         values = [float(v) for v in runs if isinstance(v, int | float) and v > 0]
         if values and isinstance(entry.get("BS"), int | float):
             points.setdefault(float(entry["BS"]), []).extend(values)
-    return tuple(sorted((bs, tuple(v)) for bs, v in points.items()))
+    kept, left_out = [], []
+    for batch, values in sorted(points.items()):
+        middle = statistics.median(values)
+        low, high = middle / SAMPLES_TO_CONVERGE_FACTOR, middle * SAMPLES_TO_CONVERGE_FACTOR
+        kept.append((batch, tuple(v for v in values if low <= v <= high)))
+        left_out += [
+            LeftOutRun(batch, v, middle, len(values)) for v in values if not low <= v <= high
+        ]
+    return tuple(kept), tuple(left_out)
+
+
+def rcp_runs(ruleset: str, benchmark: str) -> tuple[tuple[float, tuple[float, ...]], ...]:
+    """(global batch, every reference run's samples or epochs to converge) of each
+    reference convergence point of a benchmark in a ruleset (``4.1.0``), by increasing
+    batch; empty when the package has none. The one reader of the RCP files' runs: a run
+    more than ``SAMPLES_TO_CONVERGE_FACTOR`` (10x) from the median of its batch's runs
+    cannot be true and is left out here, for every reader alike (the convergence model,
+    the RCP means, the intervals' pools), and said (:func:`rcp_left_out`; the round's
+    problems: ``convergence_check.rcp_problems``). Ruleset 4.1.0 lists GPT-3 at batch
+    3,072 converging in 13,790,871,552 tokens (2,192 steps) beside six runs of
+    1,207,959,552-1,258,291,200 (192-200 steps): a typo, which kept would put the point's
+    mean at 3.0e9 tokens, 2.5x that of rulesets 3.0.0-4.0.0 (the same runs, 1.22e9).
+    The runs of every other batch and ruleset lie within 3x of their median."""
+    return _rcp_file(ruleset, benchmark)[0]
+
+
+def rcp_left_out(ruleset: str, benchmark: str) -> tuple[LeftOutRun, ...]:
+    """The reference runs of a benchmark's RCP file in a ruleset that :func:`rcp_runs`
+    leaves out (none in most files)."""
+    return _rcp_file(ruleset, benchmark)[1]
 
 
 def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
     """(global batch, mean samples or epochs to converge) of each reference convergence
-    point (``rcp_runs`` averaged per batch)."""
+    point: the plain mean of its runs as :func:`rcp_runs` reads them (a run that cannot be
+    true left out), not the RCP checker's olympic mean (``rcp_checker.compute_rcp_stats``:
+    the lowest and highest run dropped, four each for 3D U-Net). The checker's mean is the
+    threshold of its pass/fail test of a submission, a trim that stays robust against a
+    slow reference run; these points are what a run is expected to need (the convergence
+    model ``E(B)`` fitted to them sets the plan's and the analysis' expected samples),
+    whose estimate is the mean of every plausible run, slow ones included. The two agree
+    within the runs' spread: 1,216,348,160 against 1,218,025,882 tokens at GPT-3's 3,072
+    in ruleset 4.1.0."""
     return tuple((bs, float(sum(v) / len(v))) for bs, v in rcp_runs(ruleset, benchmark))
 
 

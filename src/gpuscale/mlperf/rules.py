@@ -43,6 +43,7 @@ from gpuscale.mlperf.expressions import (
     program,
 )
 from gpuscale.quantities import filled
+from gpuscale.tables.workloads import rules_round
 
 
 def _program(code: object, where: str, unsupported: list[str]) -> Program | None:
@@ -202,9 +203,10 @@ def _package_dir() -> Path | None:
 
 
 def ruleset_of(round_name: str) -> str | None:
-    """The ruleset (``4.1.0``) of a round name (``v4.1``) if mlperf-logging has it."""
+    """The ruleset (``4.1.0``) of a round name (``v4.1``, or a user's folder's label:
+    ``my-results (v4.1)``) if mlperf-logging has it."""
     folder = _package_dir()
-    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", round_name.strip())
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", rules_round(round_name).strip())
     if folder is None or not match:
         return None
     version = f"{match.group(1)}.{match.group(2)}.0"
@@ -353,6 +355,7 @@ def ruleset_for(round_name: str) -> tuple[str | None, str]:
     if own:
         return own, ""
     known = known_rulesets()
+    round_name = rules_round(round_name)  # a user's folder: the round it is read by
     match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", round_name.strip())
     if not known:
         return None, "mlperf-logging is not installed: no rules to check runs against"

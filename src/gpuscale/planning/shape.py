@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-MODEL_VERSION = "12"  # bump when the fit changes: fits stamped with another are refitted
+MODEL_VERSION = "13"  # bump when the fit changes: fits stamped with another are refitted
 KNOTS = 14  # log2 N = 0 .. 13: 1 to 8,192 devices
 PIN = 3  # s(log2 8) = 0: the family level is the level at 8 devices
 

@@ -15,8 +15,9 @@ and adds what the model reads:
   change units between rounds (UNet3D counted epochs in v3.0 and samples from v3.1), the
   ratio does not;
 * ``era``: 0, 1, ... the workload's rules as its RCPs say: a new era starts in a round whose
-  ``E_R(B_ref)`` differs by more than 10% from the round before (Stable Diffusion v4.0,
-  GPT-3 v4.1: a new benchmark or target, not new software); a round without RCPs takes
+  ``E_R(B_ref)`` differs by more than 10% from the round before (Stable Diffusion v4.0:
+  a new benchmark or target, not new software; GPT-3 v4.1 starts none: its RCPs add a
+  point at batch 6,144 to v4.0's); a round without RCPs takes
   its donor's ``E_R(B_ref)``, so a change of target there (BERT: 0.712 in v0.7, 0.720
   from v1.0) starts no era: the plan says it pools the two (``quality_target``);
 * ``log_y``: the device-minutes per expected sample, ``log(T N / convergence)``;

@@ -21,11 +21,17 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import scaling_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
-from gpuscale.quantities import counted
+from gpuscale.quantities import counted, number
 from gpuscale.report.answer_figures import scaling
 from gpuscale.report.bands import interval_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
-from gpuscale.report.figures_common import point_labels, superlinear_codes, title
+from gpuscale.report.figures_common import (
+    against,
+    point_labels,
+    superlinear_codes,
+    system_words,
+    title,
+)
 from gpuscale.report.style import (
     FIGSIZE,
     REFERENCE_LINE,
@@ -96,26 +102,49 @@ def _plotted_e(table: pd.DataFrame, pick: Pick) -> float:
     return float(next(iter(mine["normalized_efficiency"]), pick.normalized_efficiency))
 
 
-def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
+def _mark_picks(
+    ax: Axes,
+    eq: Equilibrium,
+    where: Callable[[Pick], tuple[float, float]],
+    table: pd.DataFrame | None = None,
+) -> None:
     """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
-    entry per criterion (saying the family when the picks are a family's)."""
+    entry per criterion (saying the family when the picks are a family's). Where the
+    figure plots E' against another reference than the family's own (``table``'s), the
+    marker rings the picked system and the legend gives the pick's own E' and whom it is
+    against: a family's E' threshold pick at 0.98 against its own 4 x H100 sits at ~17
+    against the study's 2 x RTX A5000."""
     within = eq.scope != "all"
+    own = within and table is not None and bool(eq.reference) and _elsewhere(table, eq)
     if within and eq.picks:  # a legend line naming the family, then the picks
-        ax.plot([], [], " ", label=f"picks within\n{eq.scope}:")
+        whose = (
+            f"\n(own E' against\n{system_words(table, eq.reference, short=True)}):" if own else ":"
+        )
+        ax.plot([], [], " ", label=f"picks within\n{eq.scope}{whose}")
     for pick in eq.picks:
         colour, marker = PICK_STYLE[pick.criterion]
         x, y = where(pick)
         style = {"facecolors": "none", "edgecolors": colour, "marker": marker}
         ax.scatter([x], [y], s=160, linewidths=1.4, zorder=5, **style)
+        value = f"\n(own E' {number(pick.normalized_efficiency)})" if own else ""
         # the legend's marker smaller than the plot's: at full size the three touched
         ax.scatter(
             [],
             [],
             s=70,
             linewidths=1.2,
-            label=f"{_legend(pick, within)}: {pick.accelerators:,}",
+            label=f"{_legend(pick, within)}: {pick.accelerators:,}{value}",
             **style,
         )
+
+
+def _elsewhere(table: pd.DataFrame, eq: Equilibrium) -> bool:
+    """Whether ``table`` plots a pick of ``eq`` against another reference than the picks'
+    own (``eq.reference``): the study's rule's reference, of another family."""
+    keys = {(p.org, p.system_id) for p in eq.picks}
+    rows = table[[(o, i) in keys for o, i in zip(table["org"], table["system_id"], strict=True)]]
+    plotted = rows["reference_org"].astype(str) + "/" + rows["reference_system_id"].astype(str)
+    return bool((plotted != eq.reference).any())
 
 
 def _legend(pick: Pick, within: bool) -> str:
@@ -128,18 +157,23 @@ def _legend(pick: Pick, within: bool) -> str:
 @styled
 def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     """The study's figure (a): accelerator family against accelerator count; marker size
-    = systems sharing that configuration; colour and marker shape = K-means cluster (its
-    own palette: family colours are for families)."""
+    = systems sharing that configuration and cluster; colour and marker shape = K-means
+    cluster (its own palette: family colours are for families). A configuration whose
+    systems fall in several clusters gets a marker per cluster, the larger drawn first so
+    the smaller shows on top of it, each tooltip naming its cluster."""
     table = result.table
     grouped = (
-        table.groupby(["accelerator_family", "accelerators"])
+        table.groupby(["accelerator_family", "accelerators", "cluster"])
         .agg(
             systems=("system_id", "size"),
-            cluster=("cluster", "min"),
             names=("system_name", lambda s: "; ".join(map(str, s))),
         )
         .reset_index()
+        .sort_values("systems", ascending=False, kind="stable")
+        .reset_index(drop=True)
     )
+    at = ["accelerator_family", "accelerators"]
+    split = grouped.groupby(at)["cluster"].transform("size").to_numpy() > 1
     families = sorted(grouped["accelerator_family"].unique())
     y = grouped["accelerator_family"].map({f: i for i, f in enumerate(families)})
     height = max(2.6, 1.2 + 0.32 * len(families))
@@ -170,8 +204,8 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     room_for_ticks(fig, ax)  # a family's name longer than the left margin holds
     tips = [
         f"{r.accelerator_family}, {counted(r.accelerators, 'accelerator')}: "
-        f"{counted(r.systems, 'system')}: {r.names}"
-        for r in grouped.itertuples(index=False)
+        f"{counted(r.systems, 'system')}{f' in cluster {r.cluster}' if apart else ''}: {r.names}"
+        for r, apart in zip(grouped.itertuples(index=False), split, strict=True)
     ]
     return Chart(fig, {"points-grouped": tips})
 
@@ -217,11 +251,18 @@ def normalized_efficiency(
             label="E' > 1: not scaling",
         )
     if not intervals and isinstance(result, WorkloadAnalysis):
-        _mark_picks(ax, lead_equilibrium(result), lambda p: (p.accelerators, _plotted_e(table, p)))
+        _mark_picks(
+            ax,
+            lead_equilibrium(result),
+            lambda p: (p.accelerators, _plotted_e(table, p)),
+            table,
+        )
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
-    what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
-    ax.set_title(title(result, what))
+    # whom E' is against (the intervals' figure: in its caption, the title being full)
+    whom = against(table)
+    what = f"E' {whom}" if whom.startswith("against") else f"E', {whom}"
+    ax.set_title(title(result, "E' with 95% bootstrap intervals" if intervals else what))
     return finish(fig, ax, labels)
 
 

@@ -67,5 +67,28 @@ def _last(template: str, value: float, *, above_one: bool) -> str:
     )
 
 
+def system_words(table: pd.DataFrame, key: str, *, short: bool = False) -> str:
+    """``2 x RTX A5000 (Krai)``: the system ``ORG/SYSTEM_ID`` of ``table`` by its count,
+    family and submitter (``short``: without the submitter); ``key`` itself where the
+    table lacks it."""
+    org, _, system_id = key.partition("/")
+    mine = table[(table["org"] == org) & (table["system_id"] == system_id)]
+    if mine.empty:
+        return key
+    row = mine.iloc[0]
+    said = devices(row["accelerators"], row["accelerator_family"])
+    return said if short else f"{said} ({row['submitter']})"
+
+
+def against(table: pd.DataFrame) -> str:
+    """Whom a table's speedup and E' are against: ``against 2 x RTX A5000 (Krai)``, or
+    ``each family against its own reference`` where there are several."""
+    refs = table[["reference_org", "reference_system_id"]].dropna().drop_duplicates()
+    if len(refs) != 1:
+        return "each family against its own reference"
+    org, system_id = refs.iloc[0]
+    return f"against {system_words(table, f'{org}/{system_id}')}"
+
+
 def title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:
     return f"{display_name(result.workload)} ({result.round}): {what}"

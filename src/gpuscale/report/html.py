@@ -23,7 +23,9 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
+    NothingAnalysedError,
     WorkloadAnalysis,
+    nothing_analysed,
     workload_pairs,
 )
 from gpuscale.analysis.divisions import left_out, open_analysed, uncounted
@@ -123,7 +125,8 @@ def build_report(
     report names reads the same data; empty: the rounds of ``tables`` by name.
     Its arguments are checked as ``analyze`` checks them (a wrong type is a TypeError
     naming it; a workload none of the tables' is an ``UnknownNameError``); ``out_dir`` a
-    path or its text.
+    path or its text. A report with no workload section and no ``bench`` would hold
+    nothing: :class:`NothingToReportError` says why, and ``out_dir`` is left as it was.
     """
     check_round_tables(tables)
     if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
@@ -153,9 +156,8 @@ def build_report(
 
     def write(folder: Path) -> None:
         out = FigureFiles(folder, png=png, cache=Cache(cache), every=all_figures)
-        html, headline = _draw(
-            tables, workloads, out, options, workers, bench_section, notes, sources
-        )
+        section = bench_section if bench is not None else None
+        html, headline = _draw(tables, workloads, out, options, workers, section, notes, sources)
         (folder / "index.html").write_text(html, encoding="utf-8")
         if on_headline is not None:
             on_headline(tuple(line for line in headline if not any(w in line for w in warned)))
@@ -195,12 +197,13 @@ def _draw(
     out: FigureFiles,
     options: AnalysisOptions,
     workers: int,
-    bench_section: Callable[[FigureFiles], BenchSection | None],
+    bench_section: Callable[[FigureFiles], BenchSection | None] | None,
     notes: Sequence[str] = (),
     sources: Sequence[str] = (),
 ) -> tuple[str, tuple[str, ...]]:
     """Draw the figures into ``out.out_dir`` (every one with ``out.every``) and return
-    the page and what it leads with (``page.report_headline``)."""
+    the page and what it leads with (``page.report_headline``); with no workload
+    analysed and no ``bench_section``, :class:`NothingToReportError` instead."""
     has_scores = len(tables.scores) > 0
     names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
     pairs = workload_pairs(tables, workloads)
@@ -227,6 +230,9 @@ def _draw(
         extras = [start(fn, *args) for fn, args in extra_work]
         analysed = analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
+        if not results and bench_section is None:  # a page of nothing: refused, as analyze
+            why = nothing_analysed(tables, workloads, options)
+            raise NothingToReportError(f"nothing to report, so no report was written: {why}")
         recs = [recommend(r) for r in results]  # the first screen's answer, and its figure's
         overview_future = (
             pool.submit(overview_task, (results, out, bases, recs)) if results else None
@@ -234,7 +240,7 @@ def _draw(
         # the study's reading across hardware, further down: where a panel mixes families
         cross = bool(results) and bool(overview_caution(results))
         study_future = pool.submit(study_overview_task, (results, out, bases)) if cross else None
-        bench = bench_section(out)
+        bench = bench_section(out) if bench_section is not None else None
         # this process's words (and the study's section) while the worker draws; its
         # figures waited for last
         firsts = _firsts(tables, results)
@@ -292,6 +298,11 @@ def _draw(
 
 
 HOW = "--division {other} or all draws them"
+
+
+class NothingToReportError(NothingAnalysedError):
+    """A report with no workload section and no bench section: not written (the folder
+    it was to go to is left as it was), the reasons said as ``analyze`` says them."""
 
 
 def _firsts(tables: RoundTables, results: list[WorkloadAnalysis]) -> list[dict]:

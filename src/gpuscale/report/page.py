@@ -22,7 +22,6 @@ from gpuscale.analysis.crossing import FEWEST, MOST
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import (
     counted,
-    decimals_apart,
     filled,
     format_minutes,
     joined,
@@ -39,6 +38,7 @@ from gpuscale.report.text_table import columns_text
 from gpuscale.report.workload_figures import RenderedFigure
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.republished import counted_in_analyses, is_same_runs_copy, runs_counted_once
+from gpuscale.tables.workloads import own_folder
 
 if TYPE_CHECKING:
     from gpuscale.report.bench_section import BenchSection
@@ -257,7 +257,9 @@ def _passed_over(rec: Recommendation) -> str:
 
 
 def _factors(rec: Recommendation) -> str:
-    """The two factors of E' at the next count over the pick's, the deciding one first."""
+    """The two factors of E' at the next count over the pick's, the deciding one first;
+    where the two read alike at two decimals, both said to limit it (RetinaNet v4.1:
+    convergence 0.866 against throughput 0.868 is no winner)."""
     ratios = {"throughput": rec.throughput_ratio, "convergence": rec.convergence_ratio}
     n = f"{rec.next_accelerators:,}"
     if len(rec.unread) == len(ratios):  # neither factor read: E' itself, and what is not
@@ -270,9 +272,11 @@ def _factors(rec: Recommendation) -> str:
     other = next(name for name in ratios if name != first)
     if other in rec.unread:
         return f"{first} x{ratios[first]:.2f} at {n} ({other} unread)"
-    # to the decimals that tell the two apart: the deciding one never reads alike its other
-    k = decimals_apart(ratios[first], ratios[other])
-    return f"{first} x{ratios[first]:.{k}f} at {n} ({other} x{ratios[other]:.{k}f})"
+    shown = f"{ratios[first]:.2f}", f"{ratios[other]:.2f}"
+    if shown[0] == shown[1]:  # alike to the digits shown: neither decides alone
+        limit = "both limit it: " if ratios[first] < 1 and shown[0] != "1.00" else ""
+        return f"{limit}throughput and convergence each x{shown[0]} at {n}"
+    return f"{first} x{shown[0]} at {n} ({other} x{shown[1]})"
 
 
 def _why_unread(rec: Recommendation) -> str:
@@ -332,13 +336,16 @@ def _answer_cell(pick: AnswerRow, since: str = "") -> str:
 def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.DataFrame:
     """The ingest problems of ``workloads`` (None: all): a problem under a round's
     ``Org/results/system/benchmark`` of a benchmark folder that holds them there, or in
-    ``Org/systems/system.json`` of a system that ran them; one of no such path is kept."""
+    ``Org/systems/system.json`` of a system that ran them, in the round's RCP file of a
+    benchmark folder of them (``rcp_checker/training_4.1.0/rcps_gpt3.json``); one of no
+    such path is kept."""
     problems = tables.problems
     if workloads is None or problems.empty:
         return problems
     scores = tables.scores[tables.scores["workload"].isin(list(workloads))]
     folders = set(zip(scores["round"], scores["benchmark"], strict=True))
     systems = set(zip(scores["round"], scores["org"], scores["system_id"], strict=True))
+    named = set(zip(scores["round"], scores["workload"], strict=True))
 
     def kept(round_name: str, path: str) -> bool:
         parts = path.split("/")
@@ -346,6 +353,9 @@ def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.D
             return (round_name, parts[3]) in folders
         if len(parts) == 3 and parts[1] == "systems":
             return (round_name, parts[0], Path(parts[2]).stem) in systems
+        if len(parts) == 3 and parts[0] == "rcp_checker":
+            name = Path(parts[2]).stem.removeprefix("rcps_")  # a folder's or workload's
+            return (round_name, name) in folders or (round_name, name) in named
         return True
 
     keep = [kept(str(r), str(p)) for r, p in zip(problems["round"], problems["path"], strict=True)]
@@ -355,13 +365,14 @@ def problems_shown(tables: RoundTables, workloads: Sequence[str] | None) -> pd.D
 def rounds_said(rounds: Sequence[str]) -> str:
     """``round v4.1 (ruleset 4.1.0)``: the rounds and the mlperf-logging ruleset each is
     scored by (``ruleset_for``: the newest earlier one where the round's own is unknown,
-    said so); a name that is no round's, alone."""
+    said so), a user's folder said to be theirs; a name that is no round's, alone."""
 
     def one(name: str) -> str:
         ruleset, other = ruleset_for(name)
         if ruleset is None:
             return name
-        return f"{name} (ruleset {ruleset}{', the newest earlier one' if other else ''})"
+        yours = "your folder, " if own_folder(name) else ""  # not the published round
+        return f"{name} ({yours}ruleset {ruleset}{', the newest earlier one' if other else ''})"
 
     return f"{noun_for(len(rounds), 'round')} {joined(one(r) for r in rounds)}"
 

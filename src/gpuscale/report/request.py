@@ -185,6 +185,17 @@ def _model_in_bench(bench: pd.DataFrame, model: str, bench_path: Path | None) ->
         return
 
 
+def refusals() -> tuple[type[Exception], ...]:
+    """What :func:`write_report` raises for a request it cannot serve, each with a message
+    for people (a missing reference, an output it cannot write, a field refused, a report
+    that would hold nothing)."""
+    from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: pandas
+    from gpuscale.report.html import NothingToReportError
+    from gpuscale.sources import OutputError
+
+    return ReferenceNotFoundError, OutputError, FieldError, NothingToReportError
+
+
 def write_report(
     request: ReportRequest,
     tables: RoundTables,
@@ -200,8 +211,9 @@ def write_report(
     ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
     from; ``sources``: the data arguments as typed, as ``build_report`` takes them); the
     HTML file's path, the page's headline and what it could not give. Raises what
-    ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``); a
-    :class:`FieldError` for --advise without a bench."""
+    ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``,
+    ``NothingToReportError``); a :class:`FieldError` for --advise without a bench
+    (:func:`refusals`: each of them)."""
     # lazy: matplotlib and the analysis stack, only for a report
     from gpuscale.bench.results import BenchFile
     from gpuscale.report.html import build_report

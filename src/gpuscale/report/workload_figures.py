@@ -4,13 +4,14 @@ the tasks that draw them (in the figure worker: matplotlib is imported there, by
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, WorkloadTable
 from gpuscale.quantities import article
-from gpuscale.report.figures_common import NothingToDraw
+from gpuscale.report.figures_common import NothingToDraw, against
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import display_name
 
@@ -23,7 +24,7 @@ FIGURE_TITLES = {
     "and why E' falls (throughput efficiency x convergence factor); bars: 95% intervals, "
     "ring: the recommended count",
     "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; colour and shape: cluster)",
+    "configuration and cluster; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
@@ -90,7 +91,14 @@ def prepare_drawing() -> None:
 
 
 def _stem(round_name: str, workload: str, name: str) -> str:
-    return f"{round_name}_{workload}_{name}"
+    return f"{file_part(round_name)}_{workload}_{name}"
+
+
+def file_part(round_name: str) -> str:
+    """A round's name as part of a figure's file name: a user's folder's label
+    (``my results (v4.1)``) with no space, bracket or other sign a link would have to
+    escape (``my-results-v4.1``); a round's own name (``v4.1``) as it is."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", round_name).strip("-") or "round"
 
 
 def figure_key(out: FigureFiles, basis: Basis, name: str) -> str:
@@ -106,8 +114,20 @@ def figure_task(
     try:
         svg, files = out.save(lambda: _figures()[name](result), stem, name, basis)
     except NothingToDraw as why:
-        return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
-    return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
+        return RenderedFigure(name, caption(name, result), "", [], note=str(why))
+    return RenderedFigure(name, caption(name, result), svg, files)
+
+
+# The figures whose values are against a reference, and what: their caption names it
+AGAINST = {"efficiency": "E'", "efficiency_ci": "E'", "speedup": "speedup"}
+
+
+def caption(name: str, result: WorkloadTable | WorkloadAnalysis) -> str:
+    """A workload figure's caption: its title, and for speedup and E' whom they are
+    against (``...; E' against 2 x RTX A5000 (Krai)``)."""
+    if name not in AGAINST:
+        return FIGURE_TITLES[name]
+    return f"{FIGURE_TITLES[name]}; {AGAINST[name]} {against(result.table)}"
 
 
 def overview_task(
@@ -117,7 +137,7 @@ def overview_task(
     against its own family's smallest), the recommended count ringed (the last item:
     each result's ``report.recommend.recommend``)."""
     results, out, bases, recs = task
-    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview"
+    stem = f"{'_'.join(sorted({file_part(r.round) for r in results}))}_overview"
     svg, files = out.save(lambda: _figures()["overview_like"](results, recs), stem, bases)
     title = (
         "E' against accelerators, like with like: each system against the smallest, slowest "
@@ -133,7 +153,7 @@ def study_overview_task(
     """The study's reading: E' of every workload against the report's reference (the
     study's rule: one per workload, across hardware), captioned as such."""
     results, out, bases = task
-    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
+    stem = f"{'_'.join(sorted({file_part(r.round) for r in results}))}_overview_efficiency"
     svg, files = out.save(lambda: _figures()["overview"](results), stem, bases)
     title = (
         "The study's reading, across hardware: E' of every workload against one reference "

@@ -41,14 +41,15 @@ class SourceError(Exception):
 
 class RoundNotSaidError(SourceError, NamedError):
     """A path whose name says no round, told to give it: its sentence names the field
-    (:func:`gpuscale.tables.requests.ref`), ``round_name='v4.1'`` from Python and the
-    option (``--round v4.1``) on the command line."""
+    (:func:`gpuscale.tables.requests.ref`), ``round_name='v5.0'`` from Python and the
+    option (``--round v5.0``) on the command line, ``example`` the round given (the
+    reader's choice: the newest it ships)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], example: str) -> None:
         NamedError.__init__(
             self,
             f"{quoted_path(path)}: cannot tell the round from the name; give it, e.g. "
-            f"{ref('round_name', 'v4.1')}",
+            f"{ref('round_name', example)}",
         )
 
 

@@ -141,6 +141,11 @@ TREND_COLUMNS = (
     # ("" where the systems table was not given): what a change at that count rests on
     "system_at_common",
     "framework_at_common",
+    # that system's global batch and samples to converge (NaN where flagged as impossible)
+    # in its ``convergence_unit``: what splits a change of time into throughput and samples
+    "global_batch_at_common",
+    "samples_to_converge_at_common",
+    "convergence_unit_at_common",
     "note",
 )
 

@@ -77,10 +77,11 @@ class RoundSelection:
         parse=listed("v4.1,v5.0"),
         help="Rounds by name, e.g. v4.1 (repeatable, or v4.1,v5.0): bundled, or any other "
         "MLCommons published, fetched once from its public results repository into the "
-        "cache; with paths, added beside them, except beside a path whose name says no round "
-        "(./my-results): there the first --round (or one per such path, in order) names that "
-        "path's round instead, and no round of that name is added (a warning says where its "
-        "logs' dates or benchmarks are another round's).",
+        "cache; with paths, added beside them. Beside a path whose name says no round "
+        "(./my-results), the first --round (or one per such path, in order) names the round "
+        "whose rules read it, its results listed as yours: 'my-results (v4.1)' (a warning "
+        "says where its logs' dates or benchmarks are another round's); that round is added "
+        "beside it where bundled, not fetched for it.",
     )
     benchmark: tuple[str, ...] | None = repeatable_option(
         str,

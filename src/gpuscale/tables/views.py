@@ -20,7 +20,7 @@ from gpuscale.tables.repeated_runs import repeated_notes
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
-from gpuscale.tables.workloads import not_scored_by, round_key
+from gpuscale.tables.workloads import not_scored_by, round_key, rules_round
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -347,7 +347,8 @@ def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None =
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())
         ingest = "`gpuscale ingest` of its folder or archive writes each to problems.csv"
         if (source := (sources or {}).get(round_name)) is not None:
-            command = suggested_command("ingest", source, "--round-name", round_name)
+            named = rules_round(str(round_name))  # a user's folder: the round it is read by
+            command = suggested_command("ingest", source, "--round-name", named)
             ingest = f"{command} writes each to gpuscale-tables/problems.csv"
         lines.append(
             f"{round_name}: {counted(len(rows), 'problem')} reading it ({kinds}); {ingest}"

@@ -199,6 +199,31 @@ def round_name(text: str) -> str | None:
     return f"v{match.group(1)}" if match else None
 
 
+# A user's own results folder read by a round's rules is labelled by its folder name with
+# that round beside it (``my-results (v4.1)``): never a published round's name, so it is
+# read beside that round, and every rule of the round still applies to it.
+_OWN_LABEL = re.compile(r"(?P<folder>.+) \((?P<round>v\d+\.\d+)\)")
+
+
+def own_label(folder: str, round_name: str) -> str:
+    """The round label of a user's folder ``folder`` read by ``round_name``'s rules."""
+    return f"{folder} ({round_name})"
+
+
+def rules_round(name: str) -> str:
+    """The round whose rules a round label stands for: ``my-results (v4.1)`` -> ``v4.1``;
+    any other name as it is."""
+    match = _OWN_LABEL.fullmatch(str(name))
+    return match.group("round") if match else name
+
+
+def own_folder(name: str) -> str | None:
+    """The folder a round label names (``my-results (v4.1)`` -> ``my-results``); None for a
+    round's own name."""
+    match = _OWN_LABEL.fullmatch(str(name))
+    return match.group("folder") if match else None
+
+
 # letters typed for the digits they look like (``v4.l``, ``v5.O``)
 _DIGIT_LOOKALIKES = str.maketrans({"l": "1", "I": "1", "i": "1", "O": "0", "o": "0"})
 
@@ -250,7 +275,7 @@ def own_ruleset(round_name: str) -> str | None:
     """The round's own ruleset (``v1.1`` -> ``1.1.0``) where the installed mlperf-logging
     has its rules, the ones its results were checked against; None otherwise (a round
     checked against an earlier ruleset, which its problems say, or no round name)."""
-    match = re.fullmatch(r"v?(\d+)\.(\d+)", str(round_name).strip())
+    match = re.fullmatch(r"v?(\d+)\.(\d+)", rules_round(str(round_name)).strip())
     ruleset = f"{match.group(1)}.{match.group(2)}.0" if match else ""
     return ruleset if ruleset in _shipped_rulesets() else None
 
@@ -282,8 +307,9 @@ def round_name_meant(text: str) -> str | None:
 
 
 def round_key(name: str) -> tuple[int, ...]:
-    """Sort key of a round name: ``v4.1`` -> (4, 1), so v10.0 sorts after v9.1."""
-    return tuple(int(x) for x in name.lstrip("v").split(".") if x.isdigit())
+    """Sort key of a round name: ``v4.1`` -> (4, 1), so v10.0 sorts after v9.1 (a user's
+    folder's label as the round beside it: ``my-results (v4.1)`` -> (4, 1))."""
+    return tuple(int(x) for x in rules_round(name).lstrip("v").split(".") if x.isdigit())
 
 
 def workloads_by_round(scores: pd.DataFrame) -> dict[str, list[str]]:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
+from gpuscale.advice.calibrate.other_strategy import without_fsdp_own
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
     BenchFieldError,
@@ -125,7 +126,7 @@ def from_bench(
         passed_over, others = chosen(bench, own, found.broken)
     # the communication measured over predicted, read on the link advised, scales the network
     scale, read = comm_scale(machine.network, cal.bench.comm)
-    on, network = cal.bench, machine.network.scaled(scale)
+    on, network = benched.bench, machine.network.scaled(scale)
     # the runs it was read from (None: none measured it)
     found_comm = None if scale is None else support(table.loc[list(read)], table)
     cal = cal.at({"machine": {"network": network}})
@@ -221,6 +222,8 @@ def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> 
         compute = replace(
             compute, ddp_ms_per_mparam=model.spec.ddp_ms_per_mparam(DDP_WORK.point, None)
         )
+        cal = without_fsdp_own(replace(cal, model=replace(model, compute=compute)))
+        model, compute = cal.model, cal.model.compute
     model = replace(model, compute=compute)
     if fixed_ms is not None:
         micro = compute.micro_ms(model.spec, batch)

@@ -118,6 +118,10 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
         mparams = spec.params / 1e6
         lines = tuple(fixed + per * mparams for fixed, per in (family.opt_ms, family.ddp_ms))
     two = frame[frame["accelerators"] == 2]
+    # DDP's own work as the table prices it (``step._step``): none under a sharded strategy
+    own_ddp_ms = (
+        per_step_ms(compute.ddp_ms_per_mparam, spec.params) if run.strategy == "ddp" else 0.0
+    )
     return BreakEven(
         ms_per_mb,
         from_size(1.0),
@@ -127,7 +131,7 @@ def break_even(cal: Calibration, frame: pd.DataFrame) -> BreakEven:
         flops_per_grad_byte=per_byte,
         flops_per_param=spec.flops / spec.params,
         own_optimizer_ms=per_step_ms(compute.opt_ms_per_mparam, spec.params),
-        own_ddp_ms=per_step_ms(compute.ddp_ms_per_mparam, spec.params),
+        own_ddp_ms=own_ddp_ms,
         family_optimizer_ms=lines[0],
         family_ddp_ms=lines[1],
         pair_throughput_speedup=maybe(float, next(iter(two["throughput_efficiency"] * 2), None)),
@@ -221,7 +225,9 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
     if runs.one_step_ms is None:
         return row
     nosync, overstated = runs.one_step_ms - runs.one_own_ms, None
-    if 0 < runs.one_fsdp_own_ms < runs.one_step_ms:
+    # FSDP's step whole is the row (no bare module, not predicted as DDP): it overstates
+    whole = cal.run.strategy != "ddp" and cal.model.compute.one_rank_own_ms == 0
+    if whole and 0 < runs.one_fsdp_own_ms < runs.one_step_ms:
         overstated = runs.one_step_ms / (runs.one_step_ms - runs.one_fsdp_own_ms)
     return replace(
         row,

@@ -131,6 +131,24 @@ def test_a_republished_result_counts_once(golden: Golden) -> None:
     golden.check(VIEW, "a republished result left out, then included", both)
 
 
+@pytest.mark.parametrize("own", ["mine (v4.1)", "mine (v4.0)", "a (v4.1)", "zz (v4.1)"])
+def test_a_users_folder_never_first_publishes_a_published_result(own: str) -> None:
+    """A user's folder holding the runs of a published result (a copy of their own
+    submission) is read beside that round: the result was first published in the round,
+    whatever the folder's name or the rules it is read by."""
+    frame = pd.concat(
+        [
+            round_scores(own, "bert", "bert", [("mine", "H100", 4, 10.5)]),
+            round_scores("v4.1", "bert", "bert", [("mine", "H100", 4, 10.5)]),
+        ],
+        ignore_index=True,
+    )
+    marked = mark_copies(frame, _runs(frame, {"mine": 1.7e12}))
+    assert marked["first_round"].tolist() == ["v4.1", "v4.1"]
+    assert marked["republished_in"].tolist() == [own, own]
+    assert is_republished(marked).tolist() == [True, False]
+
+
 def test_same_times_on_another_accelerator_count_is_another_result() -> None:
     frame = pd.concat(
         [

@@ -230,3 +230,17 @@ def test_the_shipped_typical_batch_never_falls_and_l4_keeps_its_own_batch() -> N
     assert round(2 ** curve["log2_b"][at]) == 448
     rows = _plan("bert", "L4", (6, 8)).rows
     assert [r["global_batch"] for r in rows] == [240, 240]
+
+
+def test_a_moved_model_parallel_batch_is_said_in_groups_the_rule_allows() -> None:
+    """GPT-3 on 1,024 H100s: the rule rounds to m samples per k devices, k at least 4
+    (the grain), and planned 2,560 (2.5 per device); the note said "5 samples per 2
+    devices", a group below the k it had just said; the same share in groups of 4 is 10."""
+    result = _plan("gpt3", "H100", (1024,))
+    (row,) = result.rows
+    assert row["global_batch"] == 2560
+    assert batch_grain(FITS["workloads"]["gpt3"]) == 4
+    note = next(s for s in result.notes if s.startswith("Global batch:"))
+    assert "at least 4 (gpt3's submissions ran whole samples per 4 devices)" in note
+    assert "1,024: 2.54 per device -> 10 samples per 4 devices (a global batch of 2,560)" in note
+    assert "5 samples per 2 devices" not in note

@@ -186,3 +186,14 @@ def test_a_count_no_multiple_of_the_node_says_its_last_node_is_partial() -> None
     whole = json.loads(_cli("-n", counts, "-f", "json", "--devices-per-node", "4").stdout)
     assert whole["model"]["devices_per_node"]["partial_last_node"] == []
     assert not any("partial" in n for n in whole["notes"] if n.startswith("Nodes:"))
+
+
+def test_a_count_below_one_node_is_said_as_one_node() -> None:
+    """BERT on 2 and 8 L4s at 6 per node (the L4 systems' own): 2 is one partial node,
+    said "1 node, with 2 devices" where it read "1 nodes, the last with 2 devices"."""
+    result = plan_for(PlanRequest(workload="bert", accelerator="L4", devices=(2, 8)))
+    assert [int(r["nodes"]) for r in result.rows] == [1, 2]
+    said = next(n for n in result.notes if n.startswith("Nodes:"))
+    assert "6 devices per node" in said
+    assert "at 2 (1 node, with 2 devices) and 8 (2 nodes, the last with 2 devices)" in said
+    assert "1 nodes" not in said

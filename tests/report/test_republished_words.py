@@ -132,3 +132,40 @@ def test_the_reference_is_named_as_the_systems_table_shows_it(bert_html, bert_re
     (reference,) = result.references
     assert reference.system_id not in ref["System"]  # the walk's case: the id differs
     assert reference.system_id not in said.group(0)
+
+
+def test_a_users_folder_is_said_to_hold_published_results_not_to_republish() -> None:
+    """A user's folder read beside v4.1 (``mine (v4.1)``) holding a copy of a v4.1 result:
+    the report said "1 of mine (v4.1)'s 2 BERT results was first published in an earlier
+    round (1 in v4.1) ... analyses mine (v4.1) as MLCommons published it"; the folder is
+    neither later than v4.1 nor published."""
+    from gpuscale.report.page import FIRST_PUBLISHED, section_columns
+    from gpuscale.report.republished_words import earlier_among, republished_sentence
+
+    table = pd.DataFrame(
+        {
+            "round": ["mine (v4.1)"] * 2,
+            "workload": ["bert"] * 2,
+            "org": ["Fujitsu", "Acme"],
+            "system_id": ["gx2560", "box"],
+        }
+    )
+    firsts = {("Fujitsu", "gx2560"): "v4.1"}
+    sentence = republished_sentence(table, firsts)
+    assert sentence is not None
+    assert sentence.startswith(
+        "Published results: 1 of your folder mine (v4.1)'s 2 BERT results was published "
+        "by MLCommons (1 in v4.1; the same runs)"
+    )
+    assert "earlier round" not in sentence and "as MLCommons published it" not in sentence
+    assert earlier_among(table, firsts) == ", 1 of them published by MLCommons (the same runs)"
+    rows = [{FIRST_PUBLISHED: "v4.1"}, {FIRST_PUBLISHED: ""}]
+    columns, said = section_columns(rows, "mine (v4.1)")
+    assert FIRST_PUBLISHED in columns
+    assert said == (
+        "First published: the round that published the result, for the 1 of your folder "
+        "mine (v4.1)'s 2 results a round published (the same runs); empty for the others."
+    )
+    # a published round keeps its words
+    _, published = section_columns(rows, "v4.1")
+    assert published.endswith("empty for those first published in v4.1.")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuscale.planning.records import Facts, Fits
-from gpuscale.quantities import joined
+from gpuscale.quantities import counted, joined
 
 # A node's devices where the rounds say nothing of a family's: the common 8-GPU server
 DEFAULT_PER_NODE = 8
@@ -101,8 +101,8 @@ def _partial(node: Facts) -> str:
     if not partial:
         return ""
     at = [
-        f"{p['accelerators']:,} ({p['nodes']:,} nodes, the last with "
-        f"{p['last_node_devices']:,} device{'s' * (p['last_node_devices'] != 1)})"
+        f"{p['accelerators']:,} ({counted(p['nodes'], 'node')}, "
+        f"{'the last ' * (p['nodes'] > 1)}with {counted(p['last_node_devices'], 'device')})"
         for p in partial
     ]
     return f" The last node is partial at {joined(at)}: the count is no multiple of the node."

@@ -201,9 +201,11 @@ UNEVEN = (
 )
 
 
-def _moved(row: PlanRow) -> str:
+def _moved(row: PlanRow, grain: int = 1) -> str:
     """``12: 61.25 per device -> 61 (a global batch of 732)``; model parallel, ``3,072:
-    1 sample per 1.52 devices -> 3 samples per 4 devices (a global batch of 2,304)``."""
+    1 sample per 1.52 devices -> 3 samples per 4 devices (a global batch of 2,304)``, in
+    groups of at least ``grain`` devices as the rounding's rule says (GPT-3's 2.5 per
+    device ``10 samples per 4 devices``, not the lowest terms' ``5 per 2``)."""
     n, batch, assumed = int(row["accelerators"]), int(row["global_batch"]), row["assumed_batch"]
     if batch % n == 0 and assumed >= n:
         return (
@@ -215,6 +217,8 @@ def _moved(row: PlanRow) -> str:
         else f"{assumed / n:,.2f} per device"
     )
     share = samples_per_devices(batch / n)
+    if share and share[1] < grain:  # both powers of two: the same share in k >= grain
+        share = (share[0] * grain // share[1], grain)
     now = (
         f"{share[0]:,} samples per {share[1]:,} devices"
         if share and share[0] > 1 and batch % n
@@ -267,7 +271,7 @@ def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
             "among the count's divisors)"
         )
     if moved:  # every count: the notes are --explain's, the view that hides nothing
-        text += f" ({'; '.join(_moved(r) for r in moved)})"
+        text += f" ({'; '.join(_moved(r, grain) for r in moved)})"
     split = [  # above one per device, on a count no multiple of the groups' k
         int(r["accelerators"])
         for r in timed

@@ -126,11 +126,19 @@ def section_columns(rows: list[dict[str, object]], round_name: str) -> tuple[lis
         return [], ""
     columns = list(TABLE_COLUMNS.values())
     columns.insert(columns.index("System") + 1, FIRST_PUBLISHED)
-    said = (
-        f"{FIRST_PUBLISHED}: the round that first published the result, for the "
-        f"{marked} of {round_name}'s {counted(len(rows), 'result')} published again "
-        f"unchanged (the same runs); empty for those first published in {round_name}."
-    )
+    results = counted(len(rows), "result")
+    if own_folder(round_name) is not None:  # a user's folder publishes nothing
+        said = (
+            f"{FIRST_PUBLISHED}: the round that published the result, for the {marked} of "
+            f"your folder {round_name}'s {results} a round published (the same runs); "
+            "empty for the others."
+        )
+    else:
+        said = (
+            f"{FIRST_PUBLISHED}: the round that first published the result, for the "
+            f"{marked} of {round_name}'s {results} published again "
+            f"unchanged (the same runs); empty for those first published in {round_name}."
+        )
     return columns, said
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from gpuscale.quantities import agreeing, counted, filled, joined
 from gpuscale.tables import display_name
+from gpuscale.tables.workloads import own_folder
 
 # (org, system_id): one result of a workload's table of one round, as its rows, its picks
 # and its references name it
@@ -93,7 +94,15 @@ def earlier_among(table: pd.DataFrame, firsts: Firsts) -> str:
     """``, 5 of them first published in an earlier round`` for the rows of ``table``
     first published earlier, else ""."""
     count = sum(key_of(r) in firsts for _, r in table.iterrows())
+    if _is_own(table):
+        return filled(", {} of them published by MLCommons (the same runs)", count)
     return filled(", {} of them first published in an earlier round", count)
+
+
+def _is_own(table: pd.DataFrame) -> bool:
+    """Whether ``table``'s round is a user's own folder (which publishes nothing: its
+    results a round published are the round's, not republished from an earlier one)."""
+    return not table.empty and own_folder(str(table["round"].iloc[0])) is not None
 
 
 def republished_sentence(table: pd.DataFrame, firsts: Firsts) -> str | None:
@@ -110,6 +119,13 @@ def republished_sentence(table: pd.DataFrame, firsts: Firsts) -> str | None:
     parts = joined(f"{int(by_round[r])} in {r}" for r in sorted(by_round.index))
     verb = agreeing(len(rounds), "was", "were")
     results = counted(len(table), f"{display_name(workload)} result")
+    if _is_own(table):
+        return (
+            f"Published results: {len(rounds)} of your folder {round_name}'s {results} "
+            f"{verb} published by MLCommons ({parts}; the same runs); this report analyses "
+            "your folder as it is, while `gpuscale trends` counts each result once, in the "
+            "published round showing it."
+        )
     return (
         f"Republished results: {len(rounds)} of {round_name}'s {results} {verb} first "
         f"published in an earlier round ({parts}) and published again unchanged (the same "

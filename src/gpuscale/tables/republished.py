@@ -3,11 +3,12 @@
 Submitters may carry a result into later rounds unchanged (NVIDIA's ``eos_n434`` BERT is
 in v3.1, v4.0 and v4.1). Two results are the same when their runs are: the same workload
 on the same accelerator count, and the same set of (``run_start_ms``, ``run_stop_ms``)
-pairs, to the millisecond. ``first_round`` is the earliest loaded round holding it, and
-``republished_in`` the later loaded rounds that hold it again (comma-separated, empty when
-none); a row is a republished copy when its ``round`` is not its ``first_round``. These
-are what the analyses read; what a command shows also looks at the bundled rounds before
-the newest loaded one (``gpuscale.mlperf.earlier.first_published``, the same test).
+pairs, to the millisecond. ``first_round`` is the earliest loaded round holding it (a
+user's own folder only where no published round does), and ``republished_in`` the other
+loaded rounds that hold it (comma-separated, empty when none); a row is a republished copy
+when its ``round`` is not its ``first_round``. These are what the analyses read; what a
+command shows also looks at the bundled rounds before the newest loaded one
+(``gpuscale.mlperf.earlier.first_published``, the same test).
 
 Within one round a result can also appear under two system names (Dell's v4.1 Llama2
 ``8xXE9680x8H100-SXM-80GB`` and ``...-POWER``: the same 10 runs; Sustainable Metal Cloud's
@@ -26,7 +27,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from gpuscale.tables.workloads import round_key
+from gpuscale.tables.workloads import own_folder, round_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,13 +110,21 @@ def _mark_twins(scores: pd.DataFrame, groups: dict[tuple, list[int]]) -> None:
     scores["same_runs_as"] = twin
 
 
+def _publication_order(name: str) -> tuple:
+    """Sort key of the rounds holding one result: published rounds by age, then a user's
+    own folders (``my-results (v4.1)``), which publish nothing, then by name, so that a
+    folder read beside the round it copies from is never where its results were first
+    published, and rounds of one key keep one order whatever the hashing of a set."""
+    return (own_folder(name) is not None, round_key(name), str(name))
+
+
 def _mark_republished(scores: pd.DataFrame, groups: dict[tuple, list[int]]) -> None:
     """``first_round`` and ``republished_in`` of the results found in several rounds."""
     first = scores["first_round"].to_numpy(copy=True)
     later = scores["republished_in"].to_numpy(copy=True)
     rounds = scores["round"].to_numpy()
     for members in groups.values():
-        ordered = sorted({rounds[i] for i in members}, key=round_key)
+        ordered = sorted({rounds[i] for i in members}, key=_publication_order)
         if len(ordered) < 2:
             continue
         for i in members:

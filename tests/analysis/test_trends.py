@@ -398,3 +398,22 @@ def test_a_left_out_republished_result_that_changes_the_pick_is_said() -> None:
         f"{row['equilibrium_accelerators']} without" in row["note"]
     )
     assert "pick:" not in h100.loc["v4.0", "note"]  # its copies change nothing
+
+
+def test_fewer_samples_from_moved_rules_are_said_as_the_rules() -> None:
+    """Stable Diffusion's best 8 x B200 went 19.5 min (v4.1) -> 13 min (v5.0), 2,240,000 ->
+    1,600,000 samples at batch 256 both: v5.0's reference runs converge sooner (E(256):
+    2.23M by v4.1's RCPs, 1.79M by v5.0's, more than ERA_STEP apart), so the fewer samples
+    are said as the rules'; H100's v4.0 -> v4.1 (E(256) 2.37M -> 2.23M, within it) is not."""
+    from gpuscale import load_round
+    from gpuscale.analysis.trends import largest_change
+
+    rows = trends(load_round("v4.0", "v4.1", "v5.0").scores, ["stable_diffusion"])
+    b200 = largest_change(rows[rows["accelerator_family"] == "B200"])
+    assert b200 is not None and b200.rounds == ("v4.1", "v5.0")
+    assert b200.references == pytest.approx((2_232_163, 1_788_977), rel=1e-4)
+    assert b200.split.rules_moved
+    h100 = largest_change(rows[rows["accelerator_family"] == "H100-SXM5-80GB"])
+    assert h100 is not None and h100.rounds == ("v4.0", "v4.1")
+    assert h100.references == pytest.approx((2_374_904, 2_232_163), rel=1e-4)
+    assert not h100.split.rules_moved

@@ -144,6 +144,12 @@ def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
     return rcp_model_for(benchmark, ruleset)
 
 
+# |log| change of the reference samples to converge (E_R at one batch) between two rounds'
+# rules beyond which the benchmark is another definition: the plan's eras
+# (``planning.systems``) and the trends' "the rules moved" (``analysis.trends``)
+ERA_STEP = 0.1
+
+
 @functools.lru_cache(maxsize=128)
 def round_target(round_name: str, benchmark: str) -> float | None:
     """The quality target a round's ruleset sets for a benchmark (BERT: 0.712 in ruleset

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from gpuscale.analysis.critical_batch import ERA_STEP
 from gpuscale.analysis.software import frameworks_text
 from gpuscale.quantities import filled, format_minutes, number
 from gpuscale.tables import round_key
@@ -25,6 +26,18 @@ class TimeSplit:
     batches: tuple[float, float]  # global batch, NaN where unknown
     samples: tuple[float, float]  # samples to converge, NaN where unknown or flagged
     units: tuple[str, str]  # what each counts (``convergence_unit``)
+    # the reference runs' samples to converge at the later global batch by each round's
+    # rules (E_R(B), ``analysis.critical_batch``), NaN where a round has no RCPs
+    references: tuple[float, float] = (math.nan, math.nan)
+
+    @property
+    def rules_moved(self) -> bool:
+        """Whether the rounds' reference convergence at one batch differs by more than
+        ``ERA_STEP`` in log: fewer samples to converge are then partly the rules' (Stable
+        Diffusion v4.1 -> v5.0 at 256: 2.23M -> 1.79M samples), not the submission's."""
+        a, b = self.references
+        known = all(math.isfinite(v) and v > 0 for v in (a, b))
+        return known and abs(math.log(a / b)) > ERA_STEP
 
     @property
     def compared(self) -> bool:
@@ -74,9 +87,16 @@ def change_cause(split: TimeSplit, software: str) -> str:
     s0, s1 = split.samples
     x0, x1 = split.throughputs
     ratio = split.samples_ratio
+    rules = ""
+    if split.rules_moved:
+        r0, r1 = split.references
+        rules = (
+            f"; the reference runs' own at batch {b:,.0f}: {number(r0)} -> {number(r1)}, "
+            "the rules moved"
+        )
     samples = (
         f"{_times(ratio, 'fewer', 'more')} {unit} to converge ({number(s0)} -> {number(s1)}"
-        f"{filled(', {}', batch)})"
+        f"{filled(', {}', batch)}{rules})"
     )
     rate = (
         f"{_times(x1 / x0, 'higher', 'lower')} throughput ({number(x0, 4)} -> {number(x1, 4)} "

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.analysis.critical_batch import round_target
+from gpuscale.analysis.critical_batch import round_rcp_model, round_target
 from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
@@ -372,6 +372,8 @@ class TrendChange:
     batches: tuple[float, float] = (math.nan, math.nan)
     samples: tuple[float, float] = (math.nan, math.nan)
     units: tuple[str, str] = ("", "")
+    # the reference samples to converge at the later batch by each round's rules
+    references: tuple[float, float] = (math.nan, math.nan)
 
     @property
     def ratio(self) -> float:
@@ -381,7 +383,7 @@ class TrendChange:
     @property
     def split(self) -> TimeSplit:
         """The change split into samples to converge and throughput (``trend_words``)."""
-        return TimeSplit(self.times_min, self.batches, self.samples, self.units)
+        return TimeSplit(self.times_min, self.batches, self.samples, self.units, self.references)
 
     @property
     def same_system(self) -> bool:
@@ -429,7 +431,19 @@ def largest_change(frame: pd.DataFrame) -> TrendChange | None:
         batches=_pair(a, b, "global_batch_at_common"),
         samples=_pair(a, b, "samples_to_converge_at_common"),
         units=both("convergence_unit_at_common"),
+        references=_references(a, b),
     )
+
+
+def _references(a: dict, b: dict) -> tuple[float, float]:
+    """What the reference runs need to converge at ``b``'s global batch by ``a``'s round's
+    rules and by ``b``'s (``round_rcp_model``); NaN where a round has no RCPs for it."""
+    batch = _number(b.get("global_batch_at_common"))
+    out = []
+    for row in (a, b):
+        model = round_rcp_model(str(row["round"]), str(row["benchmark_folder"]))
+        out.append(model.samples(batch) if model is not None and batch > 0 else math.nan)
+    return out[0], out[1]
 
 
 def _pair(a: dict, b: dict, column: str) -> tuple[float, float]:

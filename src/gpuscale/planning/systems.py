@@ -35,7 +35,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.critical_batch import round_target
+from gpuscale.analysis.critical_batch import ERA_STEP, round_target
 from gpuscale.analysis.decompose import expected_samples
 from gpuscale.analysis.outliers import outliers
 from gpuscale.planning.nodes import DEFAULT_PER_NODE
@@ -196,7 +196,6 @@ def flagged_left_out(scores: pd.DataFrame, workload: str) -> list[str]:
 
 
 ADDED = ("expected_samples", "reference_batch", "convergence", "era", "quality_target")
-ERA_STEP = 0.1  # |log| change of E_R(B_ref) between rounds that starts a new era
 
 
 def _rcp_round(rounds: list[str], known: set[str]) -> dict[str, str]:

@@ -337,3 +337,22 @@ def test_the_counts_docs_advice_quotes_are_the_answers() -> None:
     assert _measure(_run(*CASES["study"]))[:2] == tuple(quoted[:2])
     if LADDER.exists():
         assert _measure(_run("--bench", str(LADDER)))[:2] == tuple(quoted[2:])
+
+
+@pytest.mark.parametrize("case", ["a10g", "cpu"])
+def test_an_unknown_power_is_said_in_the_answer(case: str, tmp_path: Path) -> None:
+    """Where no power is known (an A10G: no board power catalogued; a CPU bench without
+    RAPL) the kWh column is empty: the answer's few lines said the cost and dropped the
+    energy without a word (only --explain said "Power: unknown"). It says it and what
+    gives it, within the budget."""
+    from .test_cli_roundtrip import bench_file
+
+    args = ["--params", "1B", "--step-ms", "900", "--batch", "64", "--device-name", "A10G"]
+    args += ["--price", "1", "--interconnect", "pcie-phb"]
+    if case == "cpu":
+        args = ["--bench", str(bench_file(tmp_path)), "--interconnect", "pcie4-x16"]
+    text = _run(*args)
+    decision = " ".join(text.split("predicted training")[0].split())
+    assert "kWh needs --power-w" in decision, text
+    assert case == "cpu" or "in the currency" in decision  # the cost said beside it
+    _within_budget(args, 200 if case == "cpu" else 150)  # a bench's, by numbers'

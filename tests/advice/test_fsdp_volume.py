@@ -97,3 +97,16 @@ def test_the_calibration_note_says_the_fixed_cost_as_its_source_does() -> None:
     assert source in words, compute  # the fixed cost the note names, as its source
     other = {"measured", "assumed", "fitted"} - {source}
     assert not other & words, compute
+
+
+def test_one_unit_exposes_its_forward_gather() -> None:
+    """FSDP by numbers alone is charged as one unit: its forward all-gather precedes all
+    compute and its reduce-scatter follows the backward, so both are exposed (the overlap
+    hid the gather: 58.3 of 175 ms exposed at 2 A100s, the reduce-scatter alone). On
+    NVLink nothing of the hidden is charged back (kappa 0), and all-gather, all-gather and
+    reduce-scatter of equal bytes cost the same: two of the three are exposed."""
+    asked = {"step_ms": 1400.0, "batch": 4096, "device_name": "A100 SXM4 40GB"}
+    asked |= {"link": "nvlink3", "strategy": "fsdp"}
+    one = gpuscale.advise(params=7e9, **asked).predictions.set_index("accelerators").loc[2]
+    assert one.comm_ms > 100  # a bandwidth-bound step: 3 x 58 ms
+    assert one.exposed_comm_ms == pytest.approx(2 / 3 * one.comm_ms, rel=1e-3)

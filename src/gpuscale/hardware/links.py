@@ -293,6 +293,15 @@ def pcie_preset(generation: int | None) -> str:
     return preset if preset in PRESETS else "pcie4-x16"
 
 
+def nic_path(generation: int | None) -> tuple[str, str]:
+    """A GPU's way to its node's NICs where a node holds one GPU (no link inside a node
+    carries a collective): its PCIe x16 link at its ``generation`` (``pcie_preset``), as
+    NCCL's topology prices a GPU-to-NIC path (the PCI links it crosses); the preset and its
+    bus bandwidth's citation."""
+    name = pcie_preset(generation)
+    return name, _DATA["presets"][name]["busbw_gbs"]["source"]
+
+
 def pcie_busbw_gbs(generation: int, width: int = 16) -> float:
     """NCCL's model of a PCIe link: 12 GB/s for Gen3 x16, doubled per generation."""
     return NCCL_PCI_GEN3_X16_GBS * 2 ** (generation - 3) * width / 16

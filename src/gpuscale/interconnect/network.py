@@ -185,6 +185,9 @@ class Network:
     curves: tuple[CommCurve, ...] = ()
     comm_scale: float = 1.0
     nodes_given: bool = False  # the nodes the machine has (--nodes), not a search's spill
+    # each GPU's way to its node's NICs where a node holds one GPU (``links.nic_path``): the
+    # link inside a node then carries no collective
+    nic_path: Link | None = None
 
     def __post_init__(self) -> None:
         if not (self.comm_scale > 0 and math.isfinite(self.comm_scale)):
@@ -209,7 +212,10 @@ class Network:
     @property
     def node_link(self) -> Link:
         """The link a node's ``per_node`` devices run over (``Link.on``: a topology's ring
-        of its first GPUs), else the link inside a node."""
+        of its first GPUs), else the link inside a node; a node of one GPU: its way to the
+        NICs (``nic_path``), where one is set."""
+        if self.per_node == 1 and self.nic_path is not None:
+            return self.nic_path
         return self.intra.on(self.per_node) if self.per_node else self.intra
 
     def spans_nodes(self, n: int) -> bool:
@@ -304,17 +310,19 @@ class Network:
     def _busbw_across(self) -> float:
         """A ring through the NICs (:func:`ring_through_nics_gbs`), one NIC per device
         where ``nics_per_node`` is not given; the node's own link at its ``per_node``
-        devices (``Link.busbw_at``)."""
+        devices (``Link.busbw_at``), a node of one GPU's way to the NICs."""
         assert self.inter is not None and self.per_node
         nics = self.nics_per_node or self.per_node
         node_gbs = self.intra.busbw_at(self.per_node)
+        if self.per_node == 1 and self.nic_path is not None:
+            node_gbs = self.nic_path.busbw_gbs
         return ring_through_nics_gbs(node_gbs, nics, self.inter.busbw_gbs)
 
     def _nccl(self, size_bytes: float, n: int, op: str) -> cost.Choice | None:
         """NCCL's choice for one collective where NCCL's model costs the links it crosses
         (``Link.nccl_hardware``, of the link the node's devices run over): inside a node a
         link of a node's hardware; across nodes an NVLink or PCI node joined by a network."""
-        node = self.intra.on(min(n, self.per_node or n))
+        node = self.node_link if self.spans_nodes(n) else self.intra.on(min(n, self.per_node or n))
         hardware, busbw_gbs, nodes = node.nccl_hardware, self.intra.busbw_at(n), 1
         costed = hardware not in (None, "net")
         if self.spans_nodes(n):

@@ -215,8 +215,6 @@ def choose_link(
     else:  # a device of its own fabric: its range up to the fastest preset
         case = "board" if board is not None else ("fabric" if fabric else "default")
         of = {"device": req.device_name, **({"fabric": fabric} if fabric else {})}
-        if case == "default" and per_node == 1 and topology is not None and topology.gpus:
-            case, of = "one_gpu", {**of, "file": req.topo}  # no GPU pair: the way to the NICs
         basis = Finding.of(K.LINK_ASSUMED, case=case, name=chosen.name, **of)
         measure = Finding.of(K.MEASURE_LINK_ASSUMED, case=case)
         assumed = True
@@ -275,6 +273,14 @@ def machine_of(
     nodes, max_devices = span.nodes, span.most
     per_node = span.per_node if nodes > 1 else None
     choice = choose_link(req, topology, curves is not None, host, max_devices, per_node)
+    device = req.hardware.device
+    nic = links.nic_path(gen := getattr(device.part, "pcie_gen", None))
+    one_gpu = per_node == 1 and curves is None and not choice.fabric
+    if one_gpu:  # no link inside a node carries a collective: the GPU's way to its NICs does
+        given = None if choice.assumed else choice.link.name
+        of = {"preset": nic[0], "source": nic[1], "given": given, "device": device.name}
+        said = Finding.of(K.NIC_PATH, **of, gen=gen if nic[0] == f"pcie{gen}-x16" else None)
+        choice = replace(choice, said=said, assumed=False, assumption=None, ends=())
     link_note = choice.said
     inter = req.hardware.inter_node if nodes > 1 else None
     network = Network(
@@ -283,6 +289,7 @@ def machine_of(
         inter=inter,
         nics_per_node=req.nics_per_node,
         nodes_given=req.nodes > 1,
+        nic_path=Link.from_preset(nic[0]) if one_gpu else None,
     )
     sweep_warnings: tuple[Finding | str, ...] = ()
     if curves is not None:  # a link given beside them is refused (``advice.request``)
@@ -305,7 +312,6 @@ def machine_of(
             assumed.append(_inter_node_assumed(network.inter))
     # the device named, else the one the topology's boards imply (``Topology.board_link``),
     # where no link is given or measured; and the one the memory check reads on the link chosen
-    device = req.hardware.device
     if not (req.hardware.link or curves is not None):
         device = read_on_link(device, maybe(Topology.board_link, topology))
     memory_device, assumed_device = checked_device(device, network.intra.name)

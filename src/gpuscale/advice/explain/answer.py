@@ -75,8 +75,7 @@ def issued(cal: Calibration, n: int | None = None) -> str:
 
 
 def moved_by(d: Decision) -> list[str]:
-    """Every assumed term whose range moves the count, in the readings' order (the first is
-    ``withheld_by``)."""
+    """Each assumed term whose range moves the count, in the readings' order, withheld_by first."""
     moved = (r.term for r in d.readings if r.accelerators != d.read.accelerators)
     return list(dict.fromkeys(moved))
 
@@ -151,8 +150,9 @@ def decision_line(advice: AdviceView, long: bool = False) -> str:
         switched = True if held and run.strategy != held.strategy else None  # a fallback's
         return sentence("none_holds", run=run, fewest=fewest, unsplit=unsplit, switched=switched)
     row = row_at(frame, read.accelerators)
-    known = row[["cost", "energy_kwh"]].dropna()  # no price, or no power: not said
+    known = row[["cost", "energy_kwh"]].dropna()  # no price: not said; no power: said unknown
     said = {"cost": known.get("cost"), "kwh": known.get("energy_kwh")}
+    said["unpowered"] = "unknown" if said["kwh"] is None else None  # no power at that row
     said["samples"] = float(row["samples_to_train"])  # at its global batch
     trained = sentence("trained", time=row["time_to_train_min"], **said)
     other = "; ".join(

@@ -155,10 +155,11 @@ def count_overlap(network: Network, n: int) -> float:
     """The overlap assumed for ``n`` devices (``priors.assumed_overlap`` of their class);
     across nodes at most the in-node leg's: the count runs both legs, and backward hides
     no more of the communication than its slower-to-hide leg lets it (a node of PCIe
-    without P2P stages every chunk through host memory, whatever joins the nodes)."""
+    without P2P stages every chunk through host memory, whatever joins the nodes; a node of
+    one GPU: its way to the NICs, ``Network.node_link``)."""
     overlap = assumed_overlap(count_class(network, n))
     if network.spans_nodes(n) and network.per_node:
-        in_node = link_class(network.intra.on(network.per_node).name, False)
+        in_node = link_class(network.node_link.name, False)
         overlap = min(overlap, assumed_overlap(in_node))
     return overlap
 
@@ -227,13 +228,13 @@ def issued(
 
 
 class Collectives(NamedTuple):
-    """The network's part of a step on ``n`` devices: its collectives, those issued after
-    backward ends (``last_s``: none of it hidden), their latency part (s), kappa,
+    """The network's part of a step on ``n`` devices: its collectives, those no compute can
+    hide (``unhidden_s``), their latency part (s), kappa,
     ``sigma E[max of n]`` (ms of wait per ms of compute), its class, the overlap assumed
     (``count_overlap``)."""
 
     comm_s: float
-    last_s: float
+    unhidden_s: float
     latency_s: float
     contention_share: float
     straggler_share: float
@@ -271,10 +272,16 @@ def collectives(
     counts = [count for *_, count in plan]
     comm_s = sum(time_s * count for (time_s, _), count in zip(costs, counts, strict=True))
     latency_s = sum(count * part for (_, part), count in zip(costs, counts, strict=True))
-    # after backward ends: the last unit's last collective; under hybrid sharding across
-    # nodes its reduce-scatter within the node and then the all-reduce of its shard, in turn
+    # none hidden: what is issued after backward ends, the last unit's last collective (under
+    # hybrid sharding across nodes its reduce-scatter within the node, then its shard's
+    # all-reduce), and the first unit's forward all-gather, before any compute. One unit
+    # (the whole model, FSDP's root, kept gathered from forward to backward): the gather
+    # and the reduce-scatter are the whole exposed part of what it issues
     after = 2 if strategy == "hybrid" and plan[-1][0] == "all_reduce" else 1
-    return Collectives(comm_s, sum(time_s for time_s, _ in costs[-after:]), latency_s, *parts)
+    unhidden_s = sum(time_s for time_s, _ in costs[-after:])
+    if plan[0][0] == "all_gather":
+        unhidden_s += costs[0][0]
+    return Collectives(comm_s, unhidden_s, latency_s, *parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ devices that shard it), FSDP's own work on one rank ``t_own``::
     t_step = t_compute + t_ddp + t_wait(N) + t_exposed        (N = 1: t_compute - k t_own)
     t_exposed = t_ar - omega t_ar                  (omega measured or given)
     t_exposed = t_ar - t_hidden + kappa t_hidden   (omega_0 assumed)
-    t_hidden = min(omega_0 t_ar, t_ar - t_last, t_backward (1 + t_wait / t_compute))
+    t_hidden = min(omega_0 t_ar, t_ar - t_unhidden, t_backward (1 + t_wait / t_compute))
 
 ``t_ddp``: DDP's own work (bucket copies), the synchronised minus no-sync step at N = 1, per
 parameter. ``t_wait(N)``: ``E[max of N draws] - mean`` of the N = 1 step times (Chen et al.,
@@ -274,8 +274,8 @@ def _step(
         ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params)
     comm_ms = net.comm_s * 1e3
     if settings.overlap is None:
-        not_last_ms = (net.comm_s - net.last_s) * 1e3
-        hidden_ms = min(net.overlap * net.comm_s * 1e3, not_last_ms, backward_ms)
+        hideable_ms = (net.comm_s - net.unhidden_s) * 1e3
+        hidden_ms = min(net.overlap * net.comm_s * 1e3, hideable_ms, backward_ms)
         contention_ms = net.contention_share * max(hidden_ms, 0.0)
     else:  # measured or given: as it is, its contention in it
         hidden_ms, contention_ms = settings.overlap * net.comm_s * 1e3, 0.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.analysis.clusters import Clustering, cluster_systems
+from gpuscale.analysis.clusters import Clustering, cluster_systems, leave_one_out
 from gpuscale.analysis.decompose import decompose
 from gpuscale.analysis.divisions import (
     contradicted,
@@ -172,12 +172,17 @@ NO_MATCH = "no scored system matches the options"
 
 
 def finish_workload(
-    first: WorkloadTable, options: AnalysisOptions = AnalysisOptions()
+    first: WorkloadTable, options: AnalysisOptions = AnalysisOptions(), *, held: bool = True
 ) -> WorkloadAnalysis:
-    """The second half: K-means clusters, the Pareto flag and the equilibrium criteria
-    (``cluster`` and ``pareto`` are placed right after the scaling columns)."""
+    """The second half: K-means clusters (with ``held``, how they hold with each system
+    left out: a clustering per system, for where it is said), the Pareto flag and the
+    equilibrium criteria (``cluster`` and ``pareto`` are placed right after the scaling
+    columns)."""
     table = first.table
     clustering = cluster_systems(table, options.k, seed=options.seed)
+    if held:
+        stability = leave_one_out(table, clustering, options.k, seed=options.seed)
+        clustering = replace(clustering, stability=stability)
     flags = {
         CLUSTER_COLUMN: clustering.labels,
         PARETO_COLUMN: pareto_mask(
@@ -203,12 +208,15 @@ def analyze_workload(
     round_name: str,
     workload: str,
     options: AnalysisOptions = AnalysisOptions(),
+    *,
+    held: bool = True,
 ) -> WorkloadAnalysis | None:
-    """The analysis of one workload, or None when no system of it is scored."""
+    """The analysis of one workload (``held``: see :func:`finish_workload`), or None when
+    no system of it is scored."""
     table = workload_table(tables, round_name, workload, options)
     if table is None:
         return None
-    return finish_workload(table, options)
+    return finish_workload(table, options, held=held)
 
 
 def workload_pairs(tables: RoundTables, workloads: list[str]) -> list[tuple[str, str]]:
@@ -237,6 +245,18 @@ def analyze(
     ValueError) for a name that is none of the tables' workloads, families or divisions.
     The keywords after ``options`` are its fields, replaced (``n_boot=500``, the CLI's
     ``--bootstrap``); one that is none is a TypeError naming the closest."""
+    return _analyze(tables, workloads, options, fields)
+
+
+def _analyze(
+    tables: RoundTables,
+    workloads: list[str],
+    options: AnalysisOptions,
+    fields: dict[str, object],
+    *,
+    held: bool = True,
+) -> list[WorkloadAnalysis]:
+    """:func:`analyze` (``held``: see :func:`finish_workload`)."""
     check_keywords(AnalysisOptions, fields, "analyze", "options")
     check_round_tables(tables)
     if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
@@ -251,7 +271,8 @@ def analyze(
         )
     options = read_against(options, tables.scores)[0]  # `H100`, `clo`: as the CLI reads them
     results = [
-        analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
+        analyze_workload(tables, r, w, options, held=held)
+        for r, w in workload_pairs(tables, workloads)
     ]
     return [r for r in results if r is not None]
 
@@ -282,16 +303,21 @@ class Analysed:
 
 
 def analyze_asked(
-    tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
+    tables: RoundTables,
+    workloads: list[str],
+    options: AnalysisOptions = AnalysisOptions(),
+    *,
+    held: bool = True,
 ) -> Analysed:
     """``gpuscale analyze``'s use case: ``options`` read against the tables
     (:func:`read_against`, its notes kept), :func:`analyze_or_explain` (ValueErrors: a
     name that is none, no reference, nothing analysed, each saying why) and
-    :func:`clusters_lowered`."""
+    :func:`clusters_lowered`. ``held``: how the clusters hold with each system left out
+    (:func:`finish_workload`), for the views that say it."""
     check_round_tables(tables)
     _check_options(options)
     options, read_as = read_against(options, tables.scores)
-    results = analyze_or_explain(tables, workloads, options)
+    results = analyze_or_explain(tables, workloads, options, held=held)
     # every pair asked: a workload of open results alone (v1.1 BERT) is said too
     pairs = workload_pairs(tables, workloads)
     other = left_out(tables.scores, pairs, options.division, DIVISION_HOW)
@@ -326,12 +352,16 @@ class NothingAnalysedError(ValueError):
 
 
 def analyze_or_explain(
-    tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
+    tables: RoundTables,
+    workloads: list[str],
+    options: AnalysisOptions = AnalysisOptions(),
+    *,
+    held: bool = True,
 ) -> list[WorkloadAnalysis]:
     """:func:`analyze`, raising :class:`NothingAnalysedError` where it analyses nothing:
     the filters given, and each reason (:func:`not_analysed`) once, with the (round,
     workload) pairs it holds for (``v4.1 bert, gpt3 and 5 more: no scored system ...``)."""
-    results = analyze(tables, workloads, options)
+    results = _analyze(tables, workloads, options, {}, held=held)
     if not results:
         raise nothing_analysed(tables, workloads, options)
     return results

@@ -15,7 +15,9 @@ its ``silhouette_score``: a workload's few dozen systems need no compiled librar
 scikit-learn's import (~1.5 CPU-s: benchmarks/results/import_costs.json) and per-fit
 overhead (~0.1 s, mostly its OpenMP threads) were most of a report's clustering time. On
 every workload of the bundled rounds the labels and scores equal scikit-learn's
-(tests/analysis/test_clusters.py).
+(tests/analysis/test_clusters.py). The starts run side by side (each matrix product
+still one start's, as alone: its last digits depend on its shape), which halves the
+time of the clusterings :func:`leave_one_out` repeats to say how the clusters hold.
 """
 
 from __future__ import annotations
@@ -32,56 +34,44 @@ TOL = 1e-4  # total squared centre shift, relative to the features' mean varianc
 
 @dataclass(frozen=True, slots=True)
 class Clustering:
-    """Cluster label per row (aligned with the input table), the k used and its
-    silhouette score (NaN when k was not chosen by silhouette)."""
+    """Cluster label per row (aligned with the input table), the k used, its silhouette
+    score (NaN when k was not chosen by silhouette) and its :class:`Stability`."""
 
     labels: np.ndarray
     k: int
     silhouette: float
+    # how the clusters hold with each system left out (``leave_one_out``; None: not asked,
+    # or one cluster)
+    stability: Stability | None = None
 
 
 def cluster_features(table: pd.DataFrame) -> np.ndarray:
     """The standardised feature matrix (rows as in ``table``): each column minus its mean,
     over its population standard deviation (a constant column is left at zero)."""
-    raw = np.column_stack(
-        [
-            np.log10(table["accelerators"].astype(float)),
-            np.log10(table["time_to_train_min"].astype(float)),
-            table["normalized_efficiency"].astype(float),
-        ]
-    )
+    return _standardised(_raw_features(table))
+
+
+def _standardised(raw: np.ndarray) -> np.ndarray:
+    """The features of :func:`_raw_features` (accelerators and time as log10), each
+    column minus its mean over its population standard deviation (a constant one: 0)."""
+    raw = np.column_stack([np.log10(raw[:, 0]), np.log10(raw[:, 1]), raw[:, 2]])
     spread = raw.std(axis=0)
     return (raw - raw.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
 
 
 def _squared_distances(points: np.ndarray, x: np.ndarray, x_norms: np.ndarray) -> np.ndarray:
-    """Squared distances of each of ``points`` to each row of ``x`` (``|p|^2 - 2 p.x +
-    |x|^2``, floored at 0: the expansion scikit-learn's k-means++ uses)."""
-    squared = -2.0 * (points @ x.T) + (points**2).sum(axis=1)[:, None] + x_norms[None, :]
+    """Squared distances of each start's ``points`` (starts, m, features) to each row of
+    ``x`` (``|p|^2 - 2 p.x + |x|^2``, floored at 0: the expansion scikit-learn's
+    k-means++ uses)."""
+    squared = -2.0 * _products(points, x) + (points**2).sum(axis=2)[:, :, None] + x_norms
     return np.maximum(squared, 0.0)
 
 
-def _plus_plus(x: np.ndarray, k: int, rng: np.random.RandomState) -> np.ndarray:
-    """Greedy k-means++ starting centres (Arthur and Vassilvitskii 2007): the first a
-    random point, each next one the best (least total squared distance to the nearest
-    centre) of ``2 + ln k`` points drawn with probability proportional to their squared
-    distance to the nearest centre chosen so far."""
-    n = len(x)
-    x_norms = (x**2).sum(axis=1)
-    trials = 2 + int(np.log(k))
-    first = rng.choice(n, p=np.full(n, 1.0 / n))
-    centres = [x[first]]
-    nearest = _squared_distances(x[[first]], x, x_norms)[0]
-    potential = nearest.sum()
-    for _ in range(1, k):
-        draws = rng.uniform(size=trials) * potential
-        picks = np.minimum(np.searchsorted(np.cumsum(nearest), draws), n - 1)
-        candidates = np.minimum(nearest, _squared_distances(x[picks], x, x_norms))
-        totals = candidates.sum(axis=1)
-        best = int(np.argmin(totals))
-        potential, nearest = totals[best], candidates[best]
-        centres.append(x[picks[best]])
-    return np.array(centres)
+def _products(points: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``p @ x.T`` of each start's ``points`` (starts, m, features), one product a start:
+    a matrix product's last digits depend on its shape, so each is the one a start alone
+    computes."""
+    return np.stack([p @ x.T for p in points])
 
 
 def _assign(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -110,42 +100,98 @@ def _moved(x: np.ndarray, centres: np.ndarray, labels: np.ndarray) -> np.ndarray
     return means
 
 
-def _lloyd(x: np.ndarray, centres: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
-    """Lloyd's algorithm from ``centres``: assign, move, until the labels repeat or the
-    centres' total squared shift is within ``tol``; the labels and their inertia."""
-    previous = np.full(len(x), -1)
-    converged = False
-    for _ in range(MAX_ITER):
-        labels = _assign(x, centres)
-        moved = _moved(x, centres, labels)
-        shift = float(((moved - centres) ** 2).sum())
-        centres = moved
-        if np.array_equal(labels, previous):
-            converged = True
-            break
-        if shift <= tol:
-            break
-        previous = labels
-    if not converged:  # the labels of the last centres
-        labels = _assign(x, centres)
-    return labels, float(((x - centres[labels]) ** 2).sum())
-
-
 def kmeans(x: np.ndarray, k: int, *, starts: int = STARTS, seed: int = 0) -> np.ndarray:
     """The labels (0..k-1) of the least-inertia of ``starts`` Lloyd runs on the rows of
     ``x``, each from greedy k-means++ centres (scikit-learn's ``KMeans(n_clusters=k,
     n_init=starts, random_state=seed).fit_predict(x)``, the data centred first as it
-    does)."""
+    does). The starts run side by side, each its own numbers as alone."""
     rng = np.random.RandomState(seed)
     x = x - x.mean(axis=0)
     tol = TOL * float(np.var(x, axis=0).mean())
     best: tuple[float, np.ndarray] | None = None
-    for _ in range(starts):
-        labels, inertia = _lloyd(x, _plus_plus(x, k, rng), tol)
+    for labels, inertia in _lloyd_all(x, _plus_plus_all(x, k, starts, rng), tol):
         if best is None or (inertia < best[0] and not _same_partition(labels, best[1])):
             best = (inertia, labels)
     assert best is not None
     return best[1]
+
+
+def _plus_plus_all(x: np.ndarray, k: int, starts: int, rng: np.random.RandomState) -> np.ndarray:
+    """Greedy k-means++ starting centres (Arthur and Vassilvitskii 2007) of each start,
+    (starts, k, features): the first a random point, each next one the best (least total
+    squared distance to the nearest centre) of ``2 + ln k`` points drawn with probability
+    proportional to their squared distance to the nearest centre chosen so far. Each
+    start draws, in turn, one uniform number for its first centre (as
+    ``RandomState.choice`` with equal weights does) and ``2 + ln k`` for each next one."""
+    n = len(x)
+    x_norms = (x**2).sum(axis=1)
+    trials = 2 + int(np.log(k))
+    draws = rng.random_sample((starts, 1 + (k - 1) * trials))
+    cdf = np.full(n, 1.0 / n).cumsum()
+    cdf /= cdf[-1]
+    first = cdf.searchsorted(draws[:, 0], side="right")
+    centres = np.empty((starts, k, x.shape[1]))
+    centres[:, 0] = x[first]
+    nearest = _squared_distances(x[first][:, None, :], x, x_norms)[:, 0]  # (starts, n)
+    potential = nearest.sum(axis=1)
+    every = np.arange(starts)
+    for step in range(1, k):
+        wanted = draws[:, 1 + (step - 1) * trials : 1 + step * trials] * potential[:, None]
+        # the first point whose running total reaches each draw (a search of the sums)
+        reached = np.cumsum(nearest, axis=1)[:, None, :] < wanted[:, :, None]
+        picks = np.minimum(reached.sum(axis=2), n - 1)  # (starts, trials)
+        distances = _squared_distances(x[picks], x, x_norms)  # (starts, trials, n)
+        candidates = np.minimum(nearest[:, None, :], distances)
+        totals = candidates.sum(axis=2)
+        best = totals.argmin(axis=1)
+        potential, nearest = totals[every, best], candidates[every, best]
+        centres[:, step] = x[picks[every, best]]
+    return centres
+
+
+def _lloyd_all(x: np.ndarray, centres: np.ndarray, tol: float) -> list[tuple[np.ndarray, float]]:
+    """Lloyd's algorithm from each start's ``centres`` (starts, k, features): assign,
+    move, until the labels repeat or the centres' total squared shift is within ``tol``;
+    each start's labels and their inertia."""
+    n_starts = len(centres)
+    centres = centres.copy()
+    labels_of = np.full((n_starts, len(x)), -1)
+    converged = np.zeros(n_starts, dtype=bool)
+    running = np.arange(n_starts)
+    for _ in range(MAX_ITER):
+        if not len(running):
+            break
+        now = centres[running]
+        products = np.stack([x @ c.T for c in now])  # as _assign
+        labels = ((now**2).sum(axis=2)[:, None, :] - 2.0 * products).argmin(axis=2)
+        moved = _moved_all(x, now, labels)
+        shift = ((moved - now) ** 2).reshape(len(running), -1).sum(axis=1)
+        centres[running] = moved
+        repeated = (labels == labels_of[running]).all(axis=1)
+        converged[running[repeated]] = True
+        labels_of[running] = labels
+        running = running[~repeated & (shift > tol)]
+    out = []
+    for start in range(n_starts):
+        # not converged: the labels of the last centres
+        labels = labels_of[start] if converged[start] else _assign(x, centres[start])
+        out.append((labels, float(((x - centres[start][labels]) ** 2).sum())))
+    return out
+
+
+def _moved_all(x: np.ndarray, centres: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """:func:`_moved` of each start (centres (starts, k, features), labels (starts,
+    points)): the sums of a start's points taken in their order, as alone; a start with
+    an empty cluster moved by :func:`_moved` itself."""
+    n_starts, k, d = centres.shape
+    bins = (np.arange(n_starts)[:, None] * k + labels).ravel()
+    sums = np.zeros((n_starts * k, d))
+    np.add.at(sums, bins, np.tile(x, (n_starts, 1)))
+    counts = np.bincount(bins, minlength=n_starts * k).astype(float)
+    means = (sums / np.where(counts > 0, counts, 1.0)[:, None]).reshape(n_starts, k, d)
+    for start in np.flatnonzero((counts.reshape(n_starts, k) == 0).any(axis=1)):
+        means[start] = _moved(x, centres[start], labels[start])
+    return means
 
 
 def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
@@ -175,15 +221,32 @@ def cluster_systems(
     table: pd.DataFrame, k: int | None = None, *, k_max: int = 6, seed: int = 0
 ) -> Clustering:
     """K-means labels of a scaling table's systems (see the module docstring)."""
-    n = len(table)
-    distinct = len(table.drop_duplicates(["accelerators", "time_to_train_min"]))
+    labels, k, score = _chosen(_raw_features(table), k, k_max=k_max, seed=seed)
+    if k == 1:
+        return Clustering(labels=labels, k=1, silhouette=score)
+    return Clustering(labels=_ordered(labels, table), k=k, silhouette=score)
+
+
+def _raw_features(table: pd.DataFrame) -> np.ndarray:
+    """``accelerators``, ``time_to_train_min`` and ``normalized_efficiency`` as floats."""
+    columns = ("accelerators", "time_to_train_min", "normalized_efficiency")
+    return np.column_stack([table[c].astype(float).to_numpy() for c in columns])
+
+
+def _chosen(
+    raw: np.ndarray, k: int | None, *, k_max: int, seed: int
+) -> tuple[np.ndarray, int, float]:
+    """The labels (in k-means' own numbering), k and silhouette of ``cluster_systems``
+    on the rows of ``raw`` (:func:`_raw_features`): one cluster where fewer than three
+    systems, or distinct (accelerators, time) points, are there to split."""
+    n = len(raw)
+    distinct = len(np.unique(raw[:, :2], axis=0)) if n else 0
     if n < 3 or distinct < 3:
-        return Clustering(labels=np.zeros(n, dtype=int), k=1, silhouette=float("nan"))
-    x = cluster_features(table)
+        return np.zeros(n, dtype=int), 1, float("nan")
+    x = _standardised(raw)
     if k is not None:
         k = max(1, min(k, distinct))
-        labels = kmeans(x, k, seed=seed)
-        return Clustering(labels=_ordered(labels, table), k=k, silhouette=float("nan"))
+        return kmeans(x, k, seed=seed), k, float("nan")
     best: tuple[float, int, np.ndarray] | None = None
     for candidate in range(2, min(k_max, distinct - 1) + 1):
         labels = kmeans(x, candidate, seed=seed)
@@ -193,9 +256,79 @@ def cluster_systems(
         if best is None or score > best[0]:
             best = (score, candidate, labels)
     if best is None:
-        labels = kmeans(x, 2, seed=seed)
-        return Clustering(labels=_ordered(labels, table), k=2, silhouette=float("nan"))
-    return Clustering(labels=_ordered(best[2], table), k=best[1], silhouette=best[0])
+        return kmeans(x, 2, seed=seed), 2, float("nan")
+    return best[2], best[1], best[0]
+
+
+def rand_index(a: np.ndarray, b: np.ndarray) -> float:
+    """The share of pairs of points that two labellings treat alike, both in one cluster
+    or both apart (Rand 1971, "Objective criteria for the evaluation of clustering
+    methods", JASA 66:846-850); 1.0 for fewer than two points. Labels need not match."""
+    upper = np.triu_indices(len(a), 1)
+    together_a = (a[:, None] == a[None, :])[upper]
+    together_b = (b[:, None] == b[None, :])[upper]
+    return float((together_a == together_b).mean()) if len(together_a) else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Stability:
+    """How a clustering holds when one system is left out: for each row of the table
+    (its position), the Rand index between the clusters of the other systems reclustered
+    as ``cluster_systems`` does (k chosen again) and their clusters with every system,
+    and the k chosen without it."""
+
+    agreement: np.ndarray
+    k: np.ndarray
+    full_k: int
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.agreement))
+
+    @property
+    def least(self) -> float:
+        return float(self.agreement.min())
+
+    @property
+    def most(self) -> float:
+        return float(self.agreement.max())
+
+    @property
+    def moved_most(self) -> list[int]:
+        """The rows whose leaving out agrees least with every system's clusters."""
+        return np.flatnonzero(self.agreement == self.agreement.min()).tolist()
+
+    @property
+    def k_seen(self) -> list[int]:
+        """Every k chosen with one system left out."""
+        return sorted(set(self.k.tolist()))
+
+    @property
+    def k_changed(self) -> int:
+        """How many leavings-out chose another k than every system's clustering."""
+        return int((self.k != self.full_k).sum())
+
+
+def leave_one_out(
+    table: pd.DataFrame,
+    clustering: Clustering,
+    k: int | None = None,
+    *,
+    k_max: int = 6,
+    seed: int = 0,
+) -> Stability | None:
+    """:class:`Stability` of ``clustering`` (``cluster_systems(table, k, k_max=k_max,
+    seed=seed)``), each system left out in turn; None where it is one cluster (nothing to
+    hold). Costs a clustering per system (v4.1 BERT's 29 systems: ~0.13 CPU-s)."""
+    if clustering.k <= 1:
+        return None
+    raw = _raw_features(table)
+    agreement, ks = np.empty(len(raw)), np.empty(len(raw), dtype=int)
+    for row in range(len(raw)):
+        kept = np.arange(len(raw)) != row
+        labels, ks[row], _ = _chosen(raw[kept], k, k_max=k_max, seed=seed)
+        agreement[row] = rand_index(clustering.labels[kept], labels)
+    return Stability(agreement=agreement, k=ks, full_k=clustering.k)
 
 
 def _ordered(labels: np.ndarray, table: pd.DataFrame) -> np.ndarray:

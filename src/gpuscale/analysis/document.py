@@ -207,6 +207,30 @@ def analysed_json(analysed: Analysed, scores: pd.DataFrame, bench: dict | None) 
     return analyze_document(rounds, bench, analysed.notes)
 
 
+def stability_json(result: WorkloadAnalysis) -> dict[str, object] | None:
+    """How the clusters hold with each system left out (``clusters.leave_one_out``), every
+    number of it: each system's agreement (Rand index) and the k chosen without it, and
+    their median, least and most, the systems of the least, the k's chosen and how often
+    k changed; None for one cluster."""
+    stability = result.clustering.stability
+    if stability is None:
+        return None
+    keys = result.table[["org", "system_id", "accelerators"]].to_dict("records")
+    each = [
+        {**key, "agreement": float(a), "k": int(k)}
+        for key, a, k in zip(keys, stability.agreement, stability.k, strict=True)
+    ]
+    return {
+        "agreement_median": stability.median,
+        "agreement_least": stability.least,
+        "agreement_most": stability.most,
+        "least_without": [each[row] for row in stability.moved_most],
+        "k_seen": stability.k_seen,
+        "k_changed": stability.k_changed,
+        "systems": each,
+    }
+
+
 def as_json(
     results: list[WorkloadAnalysis], options: AnalysisOptions, scores: pd.DataFrame | None = None
 ) -> list[dict[str, object]]:
@@ -230,6 +254,7 @@ def as_json(
                     "k": result.clustering.k,
                     "silhouette": result.clustering.silhouette,
                     "features": list(CLUSTER_FEATURES),
+                    "leave_one_out": stability_json(result),
                 },
                 "systems": systems,
                 # under a per-family reference: no pick by S or E' across families

@@ -253,6 +253,55 @@ def decomposition_sentences(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def cluster_lines(result: WorkloadAnalysis) -> list[str]:
+    """``clusters: K-means k 5 (silhouette 0.77); leaving one system out: ...``
+    (:func:`stability_clause`), or none for one cluster."""
+    clustering = result.clustering
+    if clustering.k <= 1:
+        return []
+    score = clustering.silhouette  # NaN where k was given
+    said = f"clusters: K-means k {clustering.k}"
+    said += f" (silhouette {score:.2f})" if score == score else ""
+    return [f"{said}{filled('; {}', stability_clause(result))}"]
+
+
+def stability_clause(result: WorkloadAnalysis) -> str | None:
+    """How the clusters hold with each system left out (``clusters.leave_one_out``), as
+    analyze --explain and the report say it: ``leaving one system out: agreement
+    0.59-1.00, median 1.00; k 2-6 (another in 1 of 26); least without NVIDIA Eos_n316
+    (2,528 x H100-SXM5-80GB)``; None for one cluster. An agreement short of 1 never reads
+    1.00."""
+    stability = result.clustering.stability
+    if stability is None:
+        return None
+    ks = [*stability.k_seen, stability.full_k]
+    k_said = span(str(min(ks)), str(max(ks)))
+    if stability.k_changed:
+        k_said += f" (another in {stability.k_changed} of {len(stability.k)})"
+    else:
+        k_said += " each time"
+    least = _share(stability.least)
+    said = (
+        f"leaving one system out: agreement {span(least, _share(stability.most))}, "
+        f"median {_share(stability.median)}; k {k_said}"
+    )
+    if stability.least == 1.0:
+        return said
+    rows = result.table.iloc[stability.moved_most]
+    if len(rows) > 3:
+        return f"{said}; least without any of {len(rows)} systems"
+    names = [
+        f"{named(r.submitter, r.system_name)} ({devices(r.accelerators, r.accelerator_family)})"
+        for r in rows.itertuples(index=False)
+    ]
+    return f"{said}; least without {joined(names, 'or')}"
+
+
+def _share(value: float) -> str:
+    """A share to two decimals where only 1 reads 1.00 (0.997: 0.99)."""
+    return f"{min(value, 0.99) if value < 1 else value:.2f}"
+
+
 def outlier_sentences(table: pd.DataFrame) -> list[str]:
     """One line per outlier (``gpuscale.analysis.outliers``): its time is its software's,
     not its family's, so it sets no family's reference nor picks."""
@@ -285,6 +334,7 @@ def workload_view(
         columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
     said = [
         *equilibrium_sentences(result),
+        *cluster_lines(result),
         *flagged_sentences(result.table),
         *untimed_sentences(result.table),
         *outlier_sentences(result.table),

@@ -138,9 +138,10 @@ def analyze(
     from gpuscale.mlperf.earlier import first_published
 
     workloads, _ = workloads_of(tables, selection.benchmark)
+    answer = not (explain or decompose_columns or columns_asked)
     # a name that is none, no reference, nothing analysed: one line saying why
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
-        analysed = analyze_asked(tables, workloads, options)
+        analysed = analyze_asked(tables, workloads, options, held=fmt is Format.json or not answer)
     request, results = analysed.options, analysed.results
     note(*analysed.notes)
     scores = first_published(tables)  # first_round as the report says it (shown, not analysed)
@@ -150,7 +151,6 @@ def analyze(
         show(views.every_result_view(results, scores), fmt, columns_asked)
     else:  # the answer (the count each criterion picks, per workload), or every system's
         # row and finding (--explain, --decompose, --columns)
-        answer = not (explain or decompose_columns or columns_asked)
         shown, said = views.terminal_views(
             results, request, scores, answer=answer, decompose=decompose_columns
         )

@@ -21,7 +21,7 @@ from gpuscale.analysis.decompose import (
 )
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
-from gpuscale.analysis.terminal import untimed_sentences
+from gpuscale.analysis.terminal import stability_clause, untimed_sentences
 from gpuscale.quantities import (
     article,
     counted,
@@ -276,8 +276,9 @@ def _cluster_sentence(result: WorkloadAnalysis) -> str | None:
     if clustering.k <= 1:
         return None
     silhouette = clustering.silhouette
-    shown = f" (silhouette {silhouette:.2f})." if silhouette == silhouette else "."
-    return f"K-means finds {clustering.k} clusters of behaviour{shown}"
+    shown = f" (silhouette {silhouette:.2f})" if silhouette == silhouette else ""
+    held = filled("; {}", stability_clause(result))
+    return f"K-means finds {clustering.k} clusters of behaviour{shown}{held}."
 
 
 def workload_findings(

@@ -31,7 +31,7 @@ from gpuscale.advice.request_fields import (
     RequestFields,
 )
 from gpuscale.advice.types import Finding
-from gpuscale.hardware.links import check_preset
+from gpuscale.hardware.links import check_preset, nic_path
 from gpuscale.hardware.memory import STRATEGIES, state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import (
@@ -56,13 +56,15 @@ class NamedHardware:
     custom link of ``--busbw-gbs``); the named part's baseboard fabric (an SXM board's
     NVLink: the link where none is given or detected); the link between nodes
     (``--inter-node``, else ``DEFAULT_INTER_NODE``); a finding where the GPU fabric given is
-    not the device's own."""
+    not the device's own; the device's way to its node's NICs where a node holds one GPU
+    (``hardware.links.nic_path``: the preset and its citation)."""
 
     device: DeviceRecord
     link: Link | None
     board: Link | None
     inter_node: Link
     not_own: Finding | None
+    nic_path: tuple[str, str]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -158,7 +160,8 @@ def _hardware(request: RequestFields) -> NamedHardware:
     board = None if device.board_link is None else Link.from_preset(device.board_link)
     inter = Link.of(between) if between is not None else Link.from_preset(DEFAULT_INTER_NODE)
     not_own = None if given is None else not_own_link(device, given)
-    return NamedHardware(device, link, board, inter, not_own)
+    nic = nic_path(getattr(device.part, "pcie_gen", None))
+    return NamedHardware(device, link, board, inter, not_own, nic)
 
 
 # The numbers typed checked against their floors and ceilings (``model.hardware.typed_warnings``)

@@ -273,8 +273,8 @@ def machine_of(
     nodes, max_devices = span.nodes, span.most
     per_node = span.per_node if nodes > 1 else None
     choice = choose_link(req, topology, curves is not None, host, max_devices, per_node)
-    device = req.hardware.device
-    nic = links.nic_path(gen := getattr(device.part, "pcie_gen", None))
+    device, nic = req.hardware.device, req.hardware.nic_path
+    gen = getattr(device.part, "pcie_gen", None)
     one_gpu = per_node == 1 and curves is None and not choice.fabric
     if one_gpu:  # no link inside a node carries a collective: the GPU's way to its NICs does
         given = None if choice.assumed else choice.link.name

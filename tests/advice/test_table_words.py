@@ -79,6 +79,13 @@ def test_an_fsdp_one_device_step_is_said_as_its_row(strategy: str, golden: Golde
     else:
         assert "without FSDP or DDP" in said and format_ms(own) in said
     golden.check(VIEW, f"the one-device step of an FSDP bench, --strategy {strategy}", said)
+    # the JSON's no-sync step is the bench's step less the work the row leaves out: the
+    # no-sync step timed where FSDP's own work is left (DDP), the FSDP step whole where not
+    one_device = advice_document(advice)["scaling"]["one_device"]
+    kept = timing["nosync_step_ms_mean"] if strategy == "ddp" else timing["step_ms_mean"]
+    assert one_device["nosync_ms"] == pytest.approx(kept, rel=1e-6)
+    assert one_device["gap_ms"] == pytest.approx(kept - float(one["step_ms"]), abs=1e-6)
+    assert abs(one_device["gap_ms"]) < 0.02 * kept
 
 
 def test_a_step_given_by_numbers_says_its_one_device_step_adds_no_ddp(golden: Golden) -> None:

@@ -55,6 +55,25 @@ def test_nothing_analysed_says_why_per_round_and_workload(golden: Golden) -> Non
     assert [(r.round, r.workload) for r in found] == [("v9.9", "bert")]
 
 
+def test_nothing_left_out_by_an_option_is_not_said_of_the_options(golden: Golden) -> None:
+    """Intel's v0.7 folder (CPU-only systems) said "no scored system matches these options
+    (division 'closed')" though every option kept them: the data's reason leads, the
+    options unnamed; where the division did leave some out, the options lead as before."""
+    cpu = tables_of([(s, "Xeon", 0, t) for s, _, _, t in ROWS])
+    with pytest.raises(NothingAnalysedError) as raised:
+        analyze_or_explain(cpu, ["bert"], AnalysisOptions(n_boot=100, availability="cloud"))
+    said = str(raised.value)
+    assert "options (" not in said and "'closed'" not in said and "'cloud'" not in said, said
+    assert "v9.9 bert: its 3 scored systems have no accelerator count" in said
+    golden.check(VIEW, "nothing analysed: CPU-only systems", said)
+    frame = pd.concat([cpu.scores, scores([("g8", "H100", 8, 50.0)])], ignore_index=True)
+    frame.loc[frame["system_id"] == "g8", "division"] = "open"
+    mixed = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    with pytest.raises(NothingAnalysedError) as raised:
+        analyze_or_explain(mixed, ["bert"], AnalysisOptions(n_boot=100))
+    assert str(raised.value).startswith("no scored system matches these options (division ")
+
+
 def test_an_availability_that_matches_nothing_is_offered_those_there(v41) -> None:
     """`--availability availble` (a typo) said no system matches, not what would: the
     availabilities of the systems asked for are listed, the closest offered."""

@@ -284,7 +284,7 @@ def test_the_reports_trend_words_are_the_tables_once_each() -> None:
     assert len(notes) == len(every) and all(any(n.startswith(c) for n in notes) for c in every)
     for note in grouped_notes(rows):
         for label in re.findall(r"\(([^()]*v\d\.\d[^()]*)\)$", note)[:1]:
-            for item in label.split(", "):
+            for item in label.removeprefix("each of ").split(", "):
                 family, round_name = item.rsplit(" ", 1)
                 assert (
                     (rows["accelerator_family"] == family) & (rows["round"] == round_name)
@@ -417,3 +417,33 @@ def test_fewer_samples_from_moved_rules_are_said_as_the_rules() -> None:
     assert h100 is not None and h100.rounds == ("v4.0", "v4.1")
     assert h100.references == pytest.approx((2_374_904, 2_232_163), rel=1e-4)
     assert not h100.split.rules_moved
+
+
+def test_a_republished_count_shared_by_rows_reads_as_each_rows() -> None:
+    """The note "left out 1 republished result (H100-SXM5-80GB v4.1, H200-SXM5-141GB v5.0)" read as
+    one in all where stderr said 2: the grouped clause's count times the rows it names adds
+    up to the republished results the trends left out."""
+    import re
+
+    from gpuscale.analysis.trend_words import grouped_notes
+
+    frame = pd.concat(
+        [
+            round_scores("v3.1", "bert", "bert", [("big", "H100", 3472, 0.12)]),
+            round_scores("v4.0", "bert", "bert", [("big", "H100", 3472, 0.12)]),
+            round_scores("v4.1", "bert", "bert", [("big", "H100", 3472, 0.12)]),
+            round_scores("v4.0", "bert", "bert", [("new", "H100", 8, 5.0)]),
+            round_scores("v4.1", "bert", "bert", [("newer", "H100", 8, 4.0)]),
+        ],
+        ignore_index=True,
+    )
+    marked = mark_copies(frame, _runs(frame, {"big": 1.7e12, "new": 1.8e12, "newer": 1.9e12}))
+    rows = trends(marked, None, republished=False, first_rounds={}, last_rounds={})
+    assert rows.attrs["republished_left_out"] == 2  # premise: one in each of two rounds
+    total = 0
+    for note in grouped_notes(rows):
+        found = re.match(r"left out (\d+) republished results? .*\((each of )?([^()]*)\)$", note)
+        if found:
+            total += int(found[1]) * len(found[3].split(", "))
+            assert (found[2] is not None) == ("," in found[3])  # each row's where several
+    assert total == rows.attrs["republished_left_out"]

@@ -54,8 +54,10 @@ class Picks:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OneDeviceRow:
     """The N = 1 row beside the bench's N = 1 run (ms): DDP's own work the first count above
-    1 adds; each one's samples per optimizer step; the bench's no-sync step and its gap to
-    the row's; ``overstated``: ``step / (step - fsdp_own)``; the step at the bench's batch."""
+    1 adds; each one's samples per optimizer step; ``nosync_ms``: the bench's N = 1 step less
+    the strategy's own work the row leaves out (FSDP's where an FSDP run is advised as DDP;
+    none where the row is FSDP's step whole), and its gap to the row's; ``overstated``:
+    ``step / (step - fsdp_own)``; the step at the bench's batch."""
 
     step_ms: float = 0.0
     added_ddp_ms: float = 0.0

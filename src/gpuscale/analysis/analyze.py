@@ -373,9 +373,12 @@ def nothing_analysed(
     """Why no workload of ``workloads`` in ``tables`` is analysed with ``options``, as
     :func:`analyze_or_explain` raises it (a report with no workload section says it too)."""
     pairs: dict[str, list[str]] = {}
+    by_options = False  # whether an option left a system out (else the data alone did)
     for r, w in workload_pairs(tables, workloads):
         if why := not_analysed(tables, r, w, options.division):
             pairs.setdefault(why, []).append(f"{r} {w}")
+            # the division's reason is one the data has only under that division
+            by_options |= why == NO_MATCH or why != not_analysed(tables, r, w, None)
     filters = {
         "division": options.division,
         "availability": options.availability,
@@ -385,12 +388,12 @@ def nothing_analysed(
     # the workloads the options alone left empty named in the lead, never said again
     matched = filled(" of {}", _first(pairs.pop(NO_MATCH, [])))
     said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
-    if options.availability is not None:  # a typo matches nothing: what would match
+    lead = f"no scored system{matched} matches these options{filled(' ({})', given)}"
+    if not by_options and pairs:  # the data left every system out, whatever the options
+        lead = "nothing to analyse (no option left a system out)"
+    elif options.availability is not None:  # a typo matches nothing: what would match
         said.append(_availabilities(tables, workloads, options))
-    return NothingAnalysedError(
-        f"no scored system{matched} matches these options{filled(' ({})', given)}"
-        + "".join(f"; {x}" for x in said)
-    )
+    return NothingAnalysedError(lead + "".join(f"; {x}" for x in said))
 
 
 def _availabilities(tables: RoundTables, workloads: list[str], options: AnalysisOptions) -> str:

@@ -174,14 +174,19 @@ def _float(row: pd.Series, column: str) -> float:
 
 
 def grouped_notes(rows: pd.DataFrame) -> list[str]:
-    """Each clause of the rows' notes once: alone where every row has it, else with the
-    family and round of the rows that do, so that a clause is never repeated and never
-    read without the rows it is true of."""
+    """Each clause of the rows' notes once: alone where the one row has it, with ``each
+    row`` where several rows all do, else with the family and round of the rows that do
+    (``each of`` them where several), so that a clause is never repeated, never read
+    without the rows it is true of, and a count in it (``left out 1 republished result``)
+    reads as each row's, not the rows' total."""
     where: dict[str, list[str]] = {}
     for r in rows.itertuples(index=False):
         for clause in filter(None, (c.strip() for c in str(r.note or "").split("; "))):
             where.setdefault(clause, []).append(f"{r.accelerator_family} {r.round}")
-    return [
-        clause if len(rows_) == len(rows) else f"{clause} ({', '.join(rows_)})"
-        for clause, rows_ in where.items()
-    ]
+
+    def said(clause: str, rows_: list[str]) -> str:
+        if len(rows_) == len(rows):
+            return clause if len(rows_) == 1 else f"{clause} (each row)"
+        return f"{clause} ({'each of ' if len(rows_) > 1 else ''}{', '.join(rows_)})"
+
+    return [said(clause, rows_) for clause, rows_ in where.items()]

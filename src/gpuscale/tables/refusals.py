@@ -123,13 +123,16 @@ def _literal(value: object) -> str:
     return shown(value)
 
 
-def given_as(value: str) -> str | bool:
+def given_as(value: str) -> str | bool | int:
     """The value a template gives a field: ``@T`` the :class:`Placeholder` ``T`` (``@T,``:
     one keyword of a call, ``step_ms=T, batch=B`` and ``--step-ms T --batch B``), ``True``
-    a flag's (``allow_flagged=True``, ``--allow-flagged``), any other text itself
-    (``fp32``: ``precision='fp32'``, ``--precision fp32``)."""
+    a flag's (``allow_flagged=True``, ``--allow-flagged``), digits their whole number
+    (``2``: ``grad_bytes=2``, ``--grad-bytes 2``), any other text itself (``fp32``:
+    ``precision='fp32'``, ``--precision fp32``)."""
     if value == "True":
         return True
+    if value.isdigit():
+        return int(value)
     if not value.startswith("@"):
         return value
     placeholder = Placeholder(value[1:].rstrip(","))

@@ -225,6 +225,8 @@ def one_device_row(cal: Calibration, frame: pd.DataFrame) -> OneDeviceRow:
     if runs.one_step_ms is None:
         return row
     nosync, overstated = runs.one_step_ms - runs.one_own_ms, None
+    if runs.one_strategy == "fsdp" and cal.run.strategy == "ddp":  # FSDP's own work left out
+        nosync = runs.one_step_ms - runs.one_fsdp_own_ms
     # FSDP's step whole is the row (no bare module, not predicted as DDP): it overstates
     whole = cal.run.strategy != "ddp" and cal.model.compute.one_rank_own_ms == 0
     if whole and 0 < runs.one_fsdp_own_ms < runs.one_step_ms:

@@ -315,6 +315,31 @@ def test_the_e_figure_names_its_reference_and_the_picks_own_e() -> None:
     assert "E' >= 0.8 x its best: 8\n(own E' 0.978)" in texts, texts
 
 
+def test_the_speedup_figure_names_its_reference_whole() -> None:
+    """The speedup figure's title said only "speedup": a PNG pasted alone did not say that
+    v4.1 GPT-3's S is against 64 B200s, though most systems are H100s. It names N_ref's
+    system as the E' figure does, on two lines where one would be cut at the figure's
+    edge (Llama2 70B LoRA's; v3.0 BERT's E' title, against Quanta_Cloud_Technology's
+    2 x H100-PCIe-80GB, lost its start so)."""
+    from gpuscale import load_round
+
+    from .figure_checks import clipped_texts
+
+    names = ["gpt3", "stable_diffusion", "llama2_70b_lora"]
+    results = analyze(load_round("v4.1"), names, AnalysisOptions(n_boot=100))
+    results += analyze(load_round("v3.0"), ["bert"], AnalysisOptions(n_boot=100))
+    titles = {}
+    for r, kind in ((r, k) for r in results for k in ("speedup", "efficiency")):
+        figure = FIGURES[kind](r).figure
+        titles[r.workload, r.round, kind] = figure.axes[0].get_title()
+        assert clipped_texts(figure) == [], (r.workload, r.round, kind)
+    titles = {w: t for (w, rnd, kind), t in titles.items() if kind == "speedup" and rnd == "v4.1"}
+    assert titles["gpt3"] == "GPT-3 175B (v4.1): speedup against 64 x B200 (NVIDIA)"
+    assert titles["llama2_70b_lora"] == (
+        "Llama2 70B LoRA (v4.1):\nspeedup against 4 x H100-SXM5-80GB (Dell)"
+    )
+
+
 def test_no_tooltip_prints_nan(result) -> None:
     """A value a figure has none of is left out of its tooltips, never printed "nan", and
     none is written with an exponent; the

@@ -393,3 +393,20 @@ def test_the_header_names_each_rounds_ruleset() -> None:
     later = rounds_said(["v9.9"])
     assert later.startswith("round v9.9 (ruleset ") and later.endswith(", the newest earlier one)")
     assert rounds_said(["my-results"]) == "round my-results"
+
+
+def test_a_users_folder_is_not_called_official_scores() -> None:
+    """Published rounds' scores are the official ones (they equal MLCommons' summarizer);
+    a user's folder is scored by the same rule but its scores are no official result."""
+    from gpuscale.report.page import scores_said
+
+    published = scores_said(["v4.1"])
+    assert (
+        published == "Official MLPerf Training time-to-train scores of round v4.1 (ruleset 4.1.0)"
+    )
+    for rounds in (["my-results (v4.1)", "v4.1"], ["my-results"]):
+        said = scores_said(rounds)
+        assert "Official" not in said and said.startswith(
+            "MLPerf Training time-to-train scores, by the official rule, of round"
+        ), said
+    assert "my-results (v4.1) (your folder, ruleset 4.1.0)" in scores_said(["my-results (v4.1)"])

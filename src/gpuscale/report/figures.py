@@ -26,14 +26,15 @@ from gpuscale.report.answer_figures import scaling
 from gpuscale.report.bands import interval_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import (
-    against,
     point_labels,
     superlinear_codes,
     system_words,
     title,
+    title_against,
 )
 from gpuscale.report.style import (
     FIGSIZE,
+    MARGINS,
     REFERENCE_LINE,
     Chart,
     cluster_colour,
@@ -260,10 +261,11 @@ def normalized_efficiency(
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     # whom E' is against (the intervals' figure: in its caption, the title being full)
-    whom = against(table)
-    what = f"E' {whom}" if whom.startswith("against") else f"E', {whom}"
-    ax.set_title(title(result, "E' with 95% bootstrap intervals" if intervals else what))
-    return finish(fig, ax, labels)
+    if intervals:
+        ax.set_title(title(result, "E' with 95% bootstrap intervals"))
+    else:
+        ax.set_title(title_against(result, "E'", table))
+    return _finish_titled(fig, ax, labels)
 
 
 @styled
@@ -287,8 +289,18 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             else None,
         )
     log_log(ax, "speedup S = T_ref / T (log scale)")
-    ax.set_title(title(result, "speedup"))
-    return finish(fig, ax, labels)
+    # whom S is against, as the E' figure says it: a PNG alone names N_ref's system
+    ax.set_title(title_against(result, "speedup", table))
+    return _finish_titled(fig, ax, labels)
+
+
+def _finish_titled(fig: Figure, ax: Axes, labels: dict[str, list[str]]) -> Chart:
+    """:func:`finish`, the axes lowered under a title on two lines (:func:`title_against`)
+    so that its first line stays inside the figure."""
+    chart = finish(fig, ax, labels)
+    if "\n" in ax.get_title():
+        fig.subplots_adjust(top=MARGINS["top"] - 0.07)
+    return chart
 
 
 @styled

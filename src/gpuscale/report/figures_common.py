@@ -92,3 +92,20 @@ def against(table: pd.DataFrame) -> str:
 
 def title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:
     return f"{display_name(result.workload)} ({result.round}): {what}"
+
+
+# the characters a one-axes figure's title holds on one line across its width (FIGSIZE):
+# 66 ("Llama2 70B LoRA (v4.1): speedup against 4 x H100-SXM5-80GB (Dell)") reached past it
+ONE_LINE_TITLE = 62
+
+
+def title_against(result: WorkloadTable | WorkloadAnalysis, what: str, table: pd.DataFrame) -> str:
+    """``BERT (v4.1): E' against 2 x RTX A5000 (Krai)``: ``what`` and whom it is against
+    (:func:`against`), on two lines (broken after the workload) where one would reach past
+    the figure's edge (v3.0 BERT's 2 x H100-PCIe-80GB of Quanta_Cloud_Technology)."""
+    whom = against(table)
+    said = title(result, f"{what} {whom}" if whom.startswith("against") else f"{what}, {whom}")
+    if len(said) <= ONE_LINE_TITLE:
+        return said
+    head, _, rest = said.partition(": ")
+    return f"{head}:\n{rest}"

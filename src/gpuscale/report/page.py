@@ -385,6 +385,20 @@ def rounds_said(rounds: Sequence[str]) -> str:
     return f"{noun_for(len(rounds), 'round')} {joined(one(r) for r in rounds)}"
 
 
+def scores_said(rounds: Sequence[str]) -> str:
+    """What the header's scores are: ``Official MLPerf Training time-to-train scores of
+    round v4.1 (ruleset 4.1.0)`` where every round is one MLCommons published; a user's
+    folder (or a name that is no round's) is scored by the official rule but is no official
+    score, so then ``MLPerf Training time-to-train scores, by the official rule, of ...``."""
+    published = all(not own_folder(r) and ruleset_for(r)[0] is not None for r in rounds)
+    what = (
+        "Official MLPerf Training time-to-train scores"
+        if published
+        else ("MLPerf Training time-to-train scores, by the official rule,")
+    )
+    return f"{what} of {rounds_said(rounds)}"
+
+
 def render_html(
     tables: RoundTables,
     sections: list[Section],
@@ -416,7 +430,7 @@ def render_html(
         if len(tables.scores)
         else "gpuscale report: your hardware",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        rounds_said=rounds_said(rounds),
+        scores_said=scores_said(rounds),
         sections=sections,
         overview=overview_figure,
         bench=bench,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypeAlias, TypedDict
+from typing import Any, TypeAlias, TypedDict
 
 from gpuscale.tables.json_depth import JSON
 
@@ -31,16 +31,19 @@ PlanRow: TypeAlias = dict[str, Any]
 Facts: TypeAlias = dict[str, Any]
 
 
-class BatchCurve(TypedDict):
+class _Curve(TypedDict):
+    log2_n: list[float]
+    log2_b: list[float]
+
+
+class BatchCurve(_Curve, total=False):
     """A global batch per device count, both ``log2`` (``log2_b``: the one planned with);
     a workload's typical batch also keeps the median it was pooled from at each count, how
     many families ran there and the slopes beyond its end counts (``planning.workload``)."""
 
-    log2_n: list[float]
-    log2_b: list[float]
-    log2_b_median: NotRequired[list[float]]
-    families: NotRequired[list[int]]
-    end_slopes: NotRequired[list[float] | None]
+    log2_b_median: list[float]
+    families: list[int]
+    end_slopes: list[float] | None
 
 
 class Rcp(TypedDict):

@@ -42,3 +42,23 @@ def test_a_like_with_like_pick_within_noise_has_none(result) -> None:
     answers = answer_table(result)
     fastest = answers[answers["criterion"] == "fastest"]
     assert (fastest["note"].fillna("") == "").all()
+
+
+def test_a_threshold_pick_that_is_the_reference_itself_says_so() -> None:
+    """v4.1 GPT-3 over all systems: the E' threshold picks 64 x B200, the reference itself
+    (E' 1), every larger system another family (H100s, TPUs) under the floor as other
+    hardware; its caution was empty. Within a family (the reference rule ``family``) no
+    such caution: a larger system of its own family exists or none other does."""
+    from gpuscale import load_round
+    from gpuscale.analysis import AnalysisOptions
+
+    (gpt3,) = analyze(load_round("v4.1"), ["gpt3"], AnalysisOptions(n_boot=100))
+    pick = gpt3.equilibrium.efficiency_threshold
+    assert (pick.accelerator_family, pick.accelerators) == ("B200", 64)
+    assert pick.caution.startswith("it is the reference itself (E' 1 by definition)")
+    for family in ("H100-SXM5-80GB", "TPU-Trillium", "TPU-v5p"):
+        assert family in pick.caution
+    (own,) = analyze(load_round("v4.1"), ["gpt3"], AnalysisOptions(reference="family", n_boot=100))
+    for scope in own.by_family:
+        if scope.efficiency_threshold is not None:
+            assert not scope.efficiency_threshold.caution.startswith("it is the reference itself")

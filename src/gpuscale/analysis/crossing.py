@@ -153,7 +153,26 @@ def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
     best_family = str(best["accelerator_family"])
     if pick.criterion is Criterion.EFFICIENCY_THRESHOLD and best_family != family:
         return f"its floor is set by the best E', that of {against_reference(best_family, family)}"
+    if pick.criterion is Criterion.EFFICIENCY_THRESHOLD:
+        return _reference_itself(table, mine.iloc[0], family)
     return ""
+
+
+def _reference_itself(table: pd.DataFrame, row: pd.Series, family: str) -> str:
+    """An E' threshold's pick that is the reference system itself (E' 1 by definition)
+    where every larger system is of another family: none of its own family ran more, and
+    the others fall under the floor as other hardware, not by scaling (v4.1 GPT-3: 64 x
+    B200 against H100s and TPUs); "" otherwise."""
+    reference = (row.get("reference_org"), row.get("reference_system_id"))
+    own = (row["org"], row["system_id"]) == reference
+    larger = table[table["accelerators"] > row["accelerators"]]
+    others = sorted(set(larger["accelerator_family"].astype(str)))
+    if not own or larger.empty or family in others:
+        return ""
+    return (
+        f"it is the reference itself (E' 1 by definition): every larger system is another "
+        f"family ({joined(others)}), whose E' against it measures the hardware, not scaling"
+    )
 
 
 def system_crossing(table: pd.DataFrame, mine: pd.DataFrame) -> str:

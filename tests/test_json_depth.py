@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from gpuscale.bench.results import read_results
 from gpuscale.cli import app
-from gpuscale.tables.json_depth import MAX_DEPTH, TooDeep, check_depth, json_number, loads
+from gpuscale.sizes import number_or_none
+from gpuscale.tables.json_depth import MAX_DEPTH, TooDeep, check_depth, loads
 
 DEEP = "[" * 5000 + "]" * 5000
 
@@ -67,7 +68,7 @@ def test_a_deep_first_line_is_said_by_every_command_that_reads_one(
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-def test_a_json_number_is_never_a_bool() -> None:
-    read = [json_number(v) for v in json.loads('[true, false, 2, 2.5, "2", null]')]
+def test_a_number_is_never_a_bool() -> None:
+    read = [number_or_none(v) for v in json.loads('[true, false, 2, 2.5, "2", null]')]
     assert read == [None, None, 2, 2.5, None, None]
-    assert [json_number(v, whole=True) for v in (True, 2, 2.0)] == [None, 2, None]
+    assert [number_or_none(v, whole=True) for v in (True, 2, 2.0)] == [None, 2, None]

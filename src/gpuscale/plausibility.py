@@ -15,6 +15,7 @@ from enum import Enum
 from typing import TypeAlias
 
 from gpuscale.quantities import number
+from gpuscale.sizes import number_or_none
 
 # A part of a bench record (its timing, host or noise), as read from its JSON line: each
 # value is checked where it is read (a missing or non-finite one flags nothing).
@@ -208,7 +209,8 @@ class CpuUse:
 
 
 def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    count = number_or_none(value, whole=True)
+    return count if count is not None and count > 0 else None
 
 
 def cpu_use(config: Record, environment: Record | None) -> CpuUse | None:

@@ -1,7 +1,9 @@
 """The sizes people type, read: parameter counts and FLOPs (decimal: ``7M``, ``1.5B``,
 ``2e16``), byte sizes (binary as nccl-tests reads them: ``64M`` is 64 MiB; ``64MB`` is
 SI) and an option's number; text that is none is a :class:`BadQuantity` naming what it
-must be. How gpuscale writes quantities is ``gpuscale.quantities``.
+must be. Whether a value read from JSON or passed to a function is a number at all (a
+``bool`` is not) is :func:`number_or_none`. How gpuscale writes quantities is
+``gpuscale.quantities``.
 
 No heavy imports: the CLI parses sizes before deciding whether torch is needed.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import Literal, overload
 
 _COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 # nccl-tests reads K, M, G as powers of two; KiB/MiB/GiB say so explicitly; KB/MB/GB
@@ -180,3 +183,15 @@ def parse_bytes(text: str) -> int:
     if not 1 <= value < _MOST_BYTES:
         raise BadQuantity(text, "a byte size must be at least 1 B and below 1 PiB")
     return int(value)
+
+
+@overload
+def number_or_none(value: object, *, whole: Literal[True]) -> int | None: ...
+@overload
+def number_or_none(value: object, *, whole: bool = False) -> int | float | None: ...
+def number_or_none(value: object, *, whole: bool = False) -> int | float | None:
+    """``value`` where it is an ``int`` or ``float`` (``whole``: an ``int``), else None.
+    A ``bool`` is no number, though Python's ``bool`` is an ``int``: JSON's ``true``, or
+    ``workers=True`` passed for a count, is refused rather than read as 1."""
+    kinds = int if whole else (int, float)
+    return value if isinstance(value, kinds) and not isinstance(value, bool) else None

@@ -164,6 +164,11 @@ def test_decomposition_figure_plots_the_three_factors(result, golden: Golden) ->
     assert all(label.startswith("throughput ") for label in chart.labels["points-0"])
     firsts = "\n".join(chart.labels[key][0] for key in sorted(chart.labels))
     golden.check(VIEW, "decomposition: each factor's first tooltip", firsts)
+    # E' is hollow: where the convergence factor is 1 it lies on the throughput point,
+    # which a filled E' marker would hide
+    collections = {c.get_gid(): c for c in chart.figure.axes[0].collections}
+    assert not collections["points-2"].get_facecolors()[:, 3].any()
+    assert collections["points-0"].get_facecolors()[:, 3].min() > 0
 
 
 def test_nothing_is_cut_off(study_analysis, v50) -> None:
@@ -320,7 +325,7 @@ def test_the_speedup_figure_names_its_reference_whole() -> None:
     v4.1 GPT-3's S is against 64 B200s, though most systems are H100s. It names N_ref's
     system as the E' figure does, on two lines where one would be cut at the figure's
     edge (Llama2 70B LoRA's; v3.0 BERT's E' title, against Quanta_Cloud_Technology's
-    2 x H100-PCIe-80GB, lost its start so)."""
+    2 x H100-PCIe-80GB, lost its start so). The intervals' figure named none."""
     from gpuscale import load_round
 
     from .figure_checks import clipped_texts
@@ -329,10 +334,17 @@ def test_the_speedup_figure_names_its_reference_whole() -> None:
     results = analyze(load_round("v4.1"), names, AnalysisOptions(n_boot=100))
     results += analyze(load_round("v3.0"), ["bert"], AnalysisOptions(n_boot=100))
     titles = {}
-    for r, kind in ((r, k) for r in results for k in ("speedup", "efficiency")):
+    kinds = ("speedup", "efficiency", "efficiency_ci")
+    for r, kind in ((r, k) for r in results for k in kinds):
         figure = FIGURES[kind](r).figure
         titles[r.workload, r.round, kind] = figure.axes[0].get_title()
         assert clipped_texts(figure) == [], (r.workload, r.round, kind)
+    # the intervals' figure names its reference too, on as many lines as it takes
+    assert titles["bert", "v3.0", "efficiency_ci"].split("\n") == [
+        "BERT (v3.0):",
+        "E' (95% bootstrap intervals) against 2 x H100-PCIe-80GB",
+        "(Quanta_Cloud_Technology)",
+    ]
     titles = {w: t for (w, rnd, kind), t in titles.items() if kind == "speedup" and rnd == "v4.1"}
     assert titles["gpt3"] == "GPT-3 175B (v4.1): speedup against 64 x B200 (NVIDIA)"
     assert titles["llama2_70b_lora"] == (

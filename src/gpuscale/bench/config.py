@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from gpuscale.bench.cores import usable_cores
 from gpuscale.quantities import parse_bytes
+from gpuscale.sizes import number_or_none
 from gpuscale.tables.refusals import Range, spelled
 from gpuscale.tables.requests import (
     FieldError,
@@ -183,12 +184,13 @@ class BenchConfig(JsonRequest):
 
         def whole(name: str, low: int, *, optional: bool = False) -> tuple[bool, str]:
             value, high = getattr(self, name), LARGEST[name]
-            ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+            count = number_or_none(value, whole=True)
+            ok = count is not None and low <= count <= high
             return ok or (optional and value is None), f"a whole number from {low} to {high:,}"
 
         def real(value: object, low: float, high: float) -> bool:
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            return number and math.isfinite(value) and low <= value <= high  # type: ignore[operator]
+            number = number_or_none(value)
+            return number is not None and math.isfinite(number) and low <= number <= high
 
         rules = {  # the field, whether its value is allowed, and what is
             "steps": whole("steps", 1),

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
 from gpuscale.plausibility import timed_window_s as _window_s
 from gpuscale.quantities import counted, filled, format_ms, joined
+from gpuscale.sizes import number_or_none
 from gpuscale.tables.bench import BENCH_CONFIG_COLUMNS
 from gpuscale.tables.codes import Code
 
@@ -49,7 +50,8 @@ _FIXES = {
 
 
 def _finite(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    number = number_or_none(value)
+    return number is not None and math.isfinite(number)
 
 
 def timed_window_s(row: Mapping[str, object]) -> float:

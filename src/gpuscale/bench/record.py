@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from gpuscale.bench.config import LARGEST, MAX_TIMEOUT_S, TF32_MODES
 from gpuscale.quantities import number
+from gpuscale.sizes import number_or_none
 
 # A field's kind: "text", "bool", "int" (whole, >= 0), "count" (whole, >= 1), "real"
 # (finite, >= 0), "signed" (finite, any sign), "ms" / "signed_ms" (those, a time a bench
@@ -139,12 +140,15 @@ _MOST_MS = MAX_TIMEOUT_S * 1e3
 
 
 def _is_int(value: object, low: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= _MOST
+    count = number_or_none(value, whole=True)
+    return count is not None and low <= count <= _MOST
 
 
 def _is_real(value: object, signed: bool = False) -> bool:
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return number and math.isfinite(value) and (signed or value >= 0) and abs(value) <= 1e300
+    number = number_or_none(value)
+    if number is None or not math.isfinite(number):
+        return False
+    return (signed or number >= 0) and abs(number) <= 1e300
 
 
 def _each(check: Callable[[object], bool]) -> Callable[[object], bool]:
@@ -168,7 +172,7 @@ _CHECKS = {
         lambda v: _is_real(v) and 1 / 1024 <= v <= 2**20,
         "a number of MiB from 1/1024 to 1,048,576",
     ),
-    "loss": (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
+    "loss": (lambda v: number_or_none(v) is not None, "a number"),
     "texts": (_each(lambda x: isinstance(x, str)), "a list of text"),
     "reals": (_each(_is_real), "a list of numbers"),
     "ints": (_each(lambda x: _is_int(x, 0)), "a list of sizes"),

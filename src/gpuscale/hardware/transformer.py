@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from gpuscale.hardware.cited import Source, data_rows
+from gpuscale.sizes import number_or_none
 
 BYTES_PER_GB = 1e9
 
@@ -81,11 +82,13 @@ class TransformerShape:
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "ffn", "seq_len"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            count = number_or_none(value, whole=True)
+            if count is None or count < 1:
                 raise ValueError(f"{name} must be a positive whole number, not {value!r}")
         for name in ("vocab", "positions"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            count = number_or_none(value, whole=True)
+            if count is None or count < 0:
                 raise ValueError(f"{name} must be a whole number of at least 0, not {value!r}")
         if self.hidden % self.heads:
             raise ValueError(
@@ -199,7 +202,7 @@ def activations(
     bytes with nothing recomputed, ``34 s b h`` selective, ``2 s b h`` full; the output
     layer and cross entropy ``4 s b h (1 + v / h)``."""
     how = Checkpointing(checkpointing)
-    if isinstance(micro_batch, bool) or not isinstance(micro_batch, int) or micro_batch < 1:
+    if number_or_none(micro_batch, whole=True) is None or micro_batch < 1:
         raise ValueError(f"the micro-batch must be a positive whole number, not {micro_batch!r}")
     s, b, h, a = shape.seq_len, micro_batch, shape.hidden, shape.heads
     sbh = float(s) * b * h

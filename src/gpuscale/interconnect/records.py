@@ -23,10 +23,11 @@ from gpuscale.interconnect.measured import CurveRead, MeasuredCurves
 from gpuscale.interconnect.network import CommCurve
 from gpuscale.plausibility import NOISY_P95_OVER_P50
 from gpuscale.quantities import counted, joined
+from gpuscale.sizes import number_or_none
 from gpuscale.sources.bounded import BENCH_FILE, TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 from gpuscale.tables.commands import quoted_path, suggested_command
-from gpuscale.tables.json_depth import JSON, json_number
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.round_requests import round_hint
 
@@ -83,7 +84,7 @@ def bad_number(record: dict[str, JSON]) -> str | None:
         value = record.get(key)
         if value is None:  # not measured (a size out of memory): no number to compute with
             continue
-        number = json_number(value)
+        number = number_or_none(value)
         if (
             number is None
             or not math.isfinite(number)
@@ -107,7 +108,7 @@ def bad_header(record: dict[str, JSON]) -> str | None:
         value = record.get(key)
         if value is None:
             continue
-        count = json_number(value, whole=True)
+        count = number_or_none(value, whole=True)
         if count is None or count < 1:
             return f"sweep header {key} {json.dumps(value)[:40]} is not a whole count of 1 or more"
     settings = record.get("settings")
@@ -272,14 +273,14 @@ def read_collectives(path: Path) -> MeasuredCurves:
 def _share(host: JSON) -> float | None:
     """The share of the host's CPU time other processes used while a sweep ran, as its
     header's ``host`` records it (None: not measured, or a sweep that records none)."""
-    share = json_number(host.get("other_load_share")) if isinstance(host, dict) else None
+    share = number_or_none(host.get("other_load_share")) if isinstance(host, dict) else None
     return float(share) if share is not None and math.isfinite(share) else None
 
 
 def _iters(header: dict[str, JSON]) -> int | None:
     """A sweep's timed calls per size, as its header records them (None: unrecorded)."""
     settings = header.get("settings")
-    return json_number(settings.get("iters"), whole=True) if isinstance(settings, dict) else None
+    return number_or_none(settings.get("iters"), whole=True) if isinstance(settings, dict) else None
 
 
 def _curve(

@@ -29,6 +29,7 @@ from gpuscale.mlperf.round_hints import GIVEN, other_round
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.quantities import counted
+from gpuscale.sizes import number_or_none
 from gpuscale.sources import (
     MAX_FILE_BYTES,
     MAX_ROUND_BYTES,
@@ -86,7 +87,7 @@ def read_round(
         ("max_file_bytes", max_file_bytes),
         ("max_round_bytes", max_round_bytes),
     ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if number_or_none(value, whole=True) is None or value < 1:
             raise ValueError(f"{what} must be a positive int, not {value!r}")
     path = Path(path)
     name = round_to_read(path, round_name)

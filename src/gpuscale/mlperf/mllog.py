@@ -29,6 +29,7 @@ from typing import TypeAlias, TypeVar
 
 import msgspec
 
+from gpuscale.sizes import number_or_none
 from gpuscale.tables import json_depth
 from gpuscale.tables.json_depth import JSON
 
@@ -298,9 +299,10 @@ def time_of(record: Record) -> float:
 def finite_or_none(value: object) -> float | None:
     """A finite float from a logged number, else None (bools and strings are not numbers)."""
     if type(value) is not float:  # the common case skips the isinstance chain
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        number = number_or_none(value)
+        if number is None:
             return None
-        value = float(value)
+        value = float(number)
     if math.isfinite(value):
         return value
     return None

@@ -167,20 +167,21 @@ def _ratio_how(fit: WorkloadFit, family: str, n: int) -> str:
     return f"held from its own at {m:,}"
 
 
-def _pooled_with(fit: WorkloadFit, n: int) -> list[int]:
-    """The counts whose families' median the typical batch at ``n`` (a count run) was
-    pooled with to never fall as the count grows (``planning.workload``); [] where it is
-    that count's median alone (or the fits predate the pooling)."""
+def _pooled(fit: WorkloadFit, n: int) -> tuple[float, list[int]] | None:
+    """The families' median batch at ``n`` (a count run) and the counts the typical batch
+    there was pooled with to never fall as the count grows (``planning.workload``); None
+    where it is that count's median alone (or the fits predate the pooling)."""
     curve = fit["batch_curve"]
     medians = curve.get("log2_b_median")
     counts = [round(2**x) for x in curve["log2_n"]]
     if medians is None or n not in counts:
-        return []
+        return None
     at = counts.index(n)
     if math.isclose(medians[at], curve["log2_b"][at], abs_tol=1e-9):
-        return []
+        return None
     level = curve["log2_b"][at]
-    return [c for c, y in zip(counts, curve["log2_b"], strict=True) if math.isclose(y, level)]
+    pooled = [c for c, y in zip(counts, curve["log2_b"], strict=True) if math.isclose(y, level)]
+    return 2 ** medians[at], pooled
 
 
 def _source(fit: WorkloadFit, n: int) -> str:
@@ -190,13 +191,12 @@ def _source(fit: WorkloadFit, n: int) -> str:
         return "interpolated between the counts run"
     more = more_than_shown(len(by), "other")
     source = f"the median of the newest choices of {joined(sorted(by)[:3])}{more} there"
-    pooled = _pooled_with(fit, n)
+    pooled = _pooled(fit, n)
     if pooled:
-        curve = fit["batch_curve"]
-        at = [round(2**x) for x in curve["log2_n"]].index(n)
+        median, counts = pooled
         source = (
-            f"{source}, {2 ** curve['log2_b_median'][at]:,.0f}, pooled with the counts "
-            f"{pooled[0]:,}-{pooled[-1]:,} so that it never falls as the count grows"
+            f"{source}, {median:,.0f}, pooled with the counts "
+            f"{counts[0]:,}-{counts[-1]:,} so that it never falls as the count grows"
         )
     return source
 

@@ -70,16 +70,19 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
         ("normalized_efficiency", "E'\n(their product)", "D"),
     )
     for k, (column, name, marker) in enumerate(series):
+        # E' hollow and larger: where the convergence factor is 1 it equals the
+        # throughput efficiency, and a filled marker would hide that point under it
+        product = column == "normalized_efficiency"
         sc = ax.scatter(
             table["accelerators"],
             table[column],
-            color=OKABE_ITO[k],
             marker=marker,
-            s=22,
+            s=46 if product else 22,
             alpha=0.85,
             label=name,
-            edgecolors="white",
-            linewidths=0.4,
+            facecolors="none" if product else OKABE_ITO[k],
+            edgecolors=OKABE_ITO[k] if product else "white",
+            linewidths=1.1 if product else 0.4,
         )
         sc.set_gid(f"points-{k}")
         short = name.partition("\n")[0]

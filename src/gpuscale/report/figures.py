@@ -260,11 +260,9 @@ def normalized_efficiency(
         )
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
-    # whom E' is against (the intervals' figure: in its caption, the title being full)
-    if intervals:
-        ax.set_title(title(result, "E' with 95% bootstrap intervals"))
-    else:
-        ax.set_title(title_against(result, "E'", table))
+    # whom E' is against, as the speedup figure says it: a PNG alone names N_ref's system
+    shown = "E' (95% bootstrap intervals)" if intervals else "E'"
+    ax.set_title(title_against(result, shown, table))
     return _finish_titled(fig, ax, labels)
 
 
@@ -295,11 +293,12 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
 
 
 def _finish_titled(fig: Figure, ax: Axes, labels: dict[str, list[str]]) -> Chart:
-    """:func:`finish`, the axes lowered under a title on two lines (:func:`title_against`)
-    so that its first line stays inside the figure."""
+    """:func:`finish`, the axes lowered under a title of several lines
+    (:func:`title_against`) so that its first line stays inside the figure."""
     chart = finish(fig, ax, labels)
-    if "\n" in ax.get_title():
-        fig.subplots_adjust(top=MARGINS["top"] - 0.07)
+    extra_lines = ax.get_title().count("\n")
+    if extra_lines:
+        fig.subplots_adjust(top=MARGINS["top"] - 0.07 * extra_lines)
     return chart
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import textwrap
 
 import pandas as pd
 
@@ -101,11 +102,12 @@ ONE_LINE_TITLE = 62
 
 def title_against(result: WorkloadTable | WorkloadAnalysis, what: str, table: pd.DataFrame) -> str:
     """``BERT (v4.1): E' against 2 x RTX A5000 (Krai)``: ``what`` and whom it is against
-    (:func:`against`), on two lines (broken after the workload) where one would reach past
-    the figure's edge (v3.0 BERT's 2 x H100-PCIe-80GB of Quanta_Cloud_Technology)."""
+    (:func:`against`). Where one line would reach past the figure's edge it breaks after
+    the workload, and the rest wraps at :data:`ONE_LINE_TITLE` characters (v3.0 BERT's
+    intervals, against 2 x H100-PCIe-80GB of Quanta_Cloud_Technology, take three lines)."""
     whom = against(table)
     said = title(result, f"{what} {whom}" if whom.startswith("against") else f"{what}, {whom}")
     if len(said) <= ONE_LINE_TITLE:
         return said
     head, _, rest = said.partition(": ")
-    return f"{head}:\n{rest}"
+    return "\n".join([f"{head}:", *textwrap.wrap(rest, ONE_LINE_TITLE, break_on_hyphens=False)])

@@ -60,6 +60,7 @@ from gpuscale.report.workload_figures import (
     prepare_drawing,
     study_overview_task,
 )
+from gpuscale.sizes import number_or_none
 from gpuscale.sources import check_owner, write_atomically
 from gpuscale.sources.disk_cache import Cache
 from gpuscale.tables import RoundTables, display_name
@@ -141,7 +142,7 @@ def build_report(
         )
     if bench is not None:  # a results table: read_results' records through bench_table
         check_frame(bench, "bench", "bench")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if number_or_none(workers, whole=True) is None or workers < 1:
         raise TypeError(f"workers must be a whole number of processes >= 1, not {workers!r}")
     out_dir = Path(out_dir)
     if workloads:  # as `--benchmark` reads them: `BERT`, a typo refused with the closest

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal, TypeAlias, overload
+from typing import TypeAlias
 
 MAX_DEPTH = 512
 # A JSON document as json.loads (or msgspec, orjson) gives it.
@@ -54,14 +54,3 @@ def loads(text: str | bytes) -> JSON:
     """``json.loads`` after ``check_depth``."""
     check_depth(text)
     return json.loads(text)
-
-
-@overload
-def json_number(value: object, *, whole: Literal[True]) -> int | None: ...
-@overload
-def json_number(value: object, *, whole: bool = False) -> int | float | None: ...
-def json_number(value: object, *, whole: bool = False) -> int | float | None:
-    """``value`` where it is a JSON number (``whole``: an integer), else None: JSON's
-    ``true`` and ``false`` are no numbers, though Python's ``bool`` is an ``int``."""
-    kinds = int if whole else (int, float)
-    return value if isinstance(value, kinds) and not isinstance(value, bool) else None

@@ -17,7 +17,7 @@ from dataclasses import fields
 from os import PathLike
 
 from gpuscale.quantities import number, read_size
-from gpuscale.sizes import SIZES
+from gpuscale.sizes import SIZES, number_or_none
 from gpuscale.tables.commands import quoted_path
 
 # A number's range: (lowest, highest, lowest excluded?)
@@ -117,8 +117,8 @@ class Placeholder(str):
 def _literal(value: object) -> str:
     """``value`` as a Python keyword's literal: a whole number of five digits or more with
     its digits grouped (``samples=10_000_000``, as PEP 515 writes it), else :func:`shown`."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and float(value).is_integer() and 10_000 <= abs(value) < 1e15:
+    number = number_or_none(value)
+    if number is not None and float(number).is_integer() and 10_000 <= abs(value) < 1e15:
         return f"{int(value):_}"
     return shown(value)
 

@@ -10,7 +10,7 @@ or an impossible time a ValueError saying which and how many. One line each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted, joined, noun_for
@@ -81,20 +81,28 @@ def check_table(frame: object, kind: str, parameter: str) -> None:
     is allowed: not scored) or an ``accelerators`` that is no whole count
     (:func:`check_counts`)."""
     frame = check_frame(frame, kind, parameter)
-    missing = [c for c in REQUIRED_COLUMNS[kind] if c not in frame.columns]
-    if missing:
-        columns = joined(missing)
-        if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
-            raise ValueError(
-                f"{parameter} is a scores table, not a scaling table (no {columns}): "
-                f"pass {_MADE_BY['scaling']}"
-            )
-        raise ValueError(
-            f"{parameter} lacks the {kind} table's {noun_for(len(missing), 'column')} {columns} "
-            f"({_MADE_BY[kind]} has them)"
-        )
+    check_columns(frame, REQUIRED_COLUMNS[kind], kind, parameter)
     check_times(frame, parameter)
     check_counts(frame, parameter)
+
+
+def check_columns(frame: pd.DataFrame, required: Sequence[str], kind: str, parameter: str) -> None:
+    """ValueError naming each of ``required`` that ``frame`` (a ``kind`` table, given as
+    ``parameter``) lacks, and where such a table comes from; a scores table given for a
+    scaling table is said to be one."""
+    missing = [c for c in required if c not in frame.columns]
+    if not missing:
+        return
+    columns = joined(missing)
+    if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
+        raise ValueError(
+            f"{parameter} is a scores table, not a scaling table (no {columns}): "
+            f"pass {_MADE_BY['scaling']}"
+        )
+    raise ValueError(
+        f"{parameter} lacks the {kind} table's {noun_for(len(missing), 'column')} {columns} "
+        f"({_MADE_BY[kind]} has them)"
+    )
 
 
 def check_times(frame: pd.DataFrame, parameter: str) -> None:

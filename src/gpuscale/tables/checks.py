@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 FILLED_IN = ("convergence_unit", "samples_to_converge_flag", "score_reason")
 # What the scaling table adds to a scores table, and an equilibrium reads of it.
 SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "accelerator_hours")
+# Each measure as a refusal names it ("... : a speedup cannot be").
+_MEASURED = ("a speedup", "an efficiency", "an E'", "a count of accelerator-hours")
 
 # The columns each kind of table must have: a scores table those a scaling table carries
 # over from it; a scaling table the systems' names and counts and the measures.
@@ -79,11 +81,15 @@ def check_table(frame: object, kind: str, parameter: str) -> None:
     :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
     be one) or has a ``time_to_train_min`` that is not a positive finite number (missing
     is allowed: not scored) or an ``accelerators`` that is no whole count
-    (:func:`check_counts`)."""
+    (:func:`check_counts`); a scaling table's :data:`SCALING_MEASURES` likewise each a
+    positive finite number or missing."""
     frame = check_frame(frame, kind, parameter)
     check_columns(frame, REQUIRED_COLUMNS[kind], kind, parameter)
     check_times(frame, parameter)
     check_counts(frame, parameter)
+    if kind == "scaling":  # text ("1.07") failed deep inside pandas' arithmetic
+        for column, noun in zip(SCALING_MEASURES, _MEASURED, strict=True):
+            _check_numbers(frame, column, parameter, _positive, "a positive finite number", noun)
 
 
 def check_columns(frame: pd.DataFrame, required: Sequence[str], kind: str, parameter: str) -> None:

@@ -432,3 +432,20 @@ def test_none_for_a_number_with_a_default_names_the_default() -> None:
         with pytest.raises(TypeError, match=rf"^{name} must be a number, not None") as refused:
             call()
         assert f"(leave it out for its default, {default}): " in str(refused.value)
+
+
+def test_build_report_takes_a_bench_files_records_as_advise_does(tables, tmp_path) -> None:
+    """Records as ``pd.read_json(path, lines=True)`` reads them were a pandas KeyError
+    ('batch_per_device') inside the bench section; they are read as the file is."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from gpuscale.bench.results import load_bench
+    from gpuscale.report.html import build_report
+
+    path = Path(__file__).parent / "cpu_mlp_gloo.jsonl"
+    records = pd.read_json(path, lines=True)
+    by_records = build_report(tables, ["bert"], tmp_path / "a", bench=records)
+    by_table = build_report(tables, ["bert"], tmp_path / "b", bench=load_bench(path).table)
+    assert by_records.read_text() == by_table.read_text()

@@ -98,7 +98,9 @@ def build_report(
     is a report of other rounds (a view they redraw); another command's folder is refused,
     before any work.
 
-    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section
+    ``bench``: a ``gpuscale bench`` results table, or its records as
+    ``pd.read_json(path, lines=True)`` reads them (as ``gpuscale.advise`` takes them), for
+    the "your hardware" section
     (``bench_path``: the file it was read from, named where no run of it succeeded;
     ``bench_skipped``: its lines the loader skipped, with why, ``BenchFile.skipped``,
     listed in the section);
@@ -141,6 +143,12 @@ def build_report(
         )
     if bench is not None:  # a results table: read_results' records through bench_table
         check_frame(bench, "bench", "bench")
+        # lazy: the bench reader, only for a bench given
+        from gpuscale.bench.results import holds_records, records_bench
+
+        if holds_records(bench):  # the file's records, as advise takes them
+            loaded = records_bench(bench)
+            bench, bench_skipped = loaded.table, (*bench_skipped, *loaded.skipped)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise TypeError(f"workers must be a whole number of processes >= 1, not {workers!r}")
     out_dir = Path(out_dir)

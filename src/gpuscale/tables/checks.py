@@ -38,7 +38,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 _MADE_BY = {
     "scores": "e.g. load_round('v4.1').scores",
     "scaling": "scaling_table(scores, workload)'s output",
-    "bench": "e.g. bench_table(read_results(path)[0])",
+    "bench": "e.g. gpuscale.bench.results.load_bench(path).table",
 }
 
 

@@ -449,3 +449,12 @@ def test_build_report_takes_a_bench_files_records_as_advise_does(tables, tmp_pat
     by_records = build_report(tables, ["bert"], tmp_path / "a", bench=records)
     by_table = build_report(tables, ["bert"], tmp_path / "b", bench=load_bench(path).table)
     assert by_records.read_text() == by_table.read_text()
+    # a table lacking a column the section reads: named, not a KeyError inside it
+    lacking = load_bench(path).table.drop(columns=["samples_per_s"])
+    with pytest.raises(ValueError, match=r"^bench lacks the bench table's column samples_per_s "):
+        build_report(tables, ["bert"], tmp_path / "c", bench=lacking)
+    with pytest.raises(
+        ValueError, match=r"columns source, key, sweep_id, status, model and \d+ more"
+    ):
+        build_report(tables, ["bert"], tmp_path / "c", bench=pd.DataFrame({"x": [1]}))
+    assert not (tmp_path / "c").exists()

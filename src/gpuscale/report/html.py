@@ -62,8 +62,9 @@ from gpuscale.report.workload_figures import (
 )
 from gpuscale.sources import check_owner, write_atomically
 from gpuscale.sources.disk_cache import Cache
-from gpuscale.tables import RoundTables, display_name
-from gpuscale.tables.checks import check_frame, check_round_tables
+from gpuscale.tables import BENCH_COLUMNS, RoundTables, display_name
+from gpuscale.tables.bench_schema import BENCH_LATER_COLUMNS
+from gpuscale.tables.checks import check_columns, check_frame, check_round_tables
 from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.views import rejected_notes
 
@@ -149,6 +150,8 @@ def build_report(
         if holds_records(bench):  # the file's records, as advise takes them
             loaded = records_bench(bench)
             bench, bench_skipped = loaded.table, (*bench_skipped, *loaded.skipped)
+        required = [c for c in BENCH_COLUMNS if c not in BENCH_LATER_COLUMNS]
+        check_columns(bench, required, "bench", "bench")  # not a KeyError in the section
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise TypeError(f"workers must be a whole number of processes >= 1, not {workers!r}")
     out_dir = Path(out_dir)

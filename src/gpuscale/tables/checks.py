@@ -99,7 +99,12 @@ def check_columns(frame: pd.DataFrame, required: Sequence[str], kind: str, param
     missing = [c for c in required if c not in frame.columns]
     if not missing:
         return
-    columns = joined(missing)
+    # a table of another kind lacks most: the first few named, the rest counted
+    columns = (
+        joined(missing)
+        if len(missing) <= 6
+        else f"{', '.join(missing[:5])} and {len(missing) - 5} more"
+    )
     if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
         raise ValueError(
             f"{parameter} is a scores table, not a scaling table (no {columns}): "

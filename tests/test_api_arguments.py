@@ -236,6 +236,42 @@ def test_plan_names_a_round_given_for_its_scores(tables) -> None:
     assert planned["time_to_train_min"].iloc[0] > 0
 
 
+def test_plan_names_the_columns_its_scores_lack_and_refuses_an_impossible_time(tables) -> None:
+    """Scores lacking a column the plan reads were a pandas KeyError ('global_batch_size');
+    a negative time was dropped unsaid, where every other table given refuses one."""
+    scores = tables.scores
+    with pytest.raises(ValueError, match=r"^scores lacks .*columns round and global_batch_size"):
+        gpuscale.plan(
+            workload="bert",
+            accelerator="H100",
+            scores=scores.drop(columns=["global_batch_size", "round"]),
+        )
+    edited = scores.copy()
+    edited.loc[edited.index[0], "time_to_train_min"] = -1.0
+    with pytest.raises(ValueError, match=r"^scores has 1 row whose time_to_train_min"):
+        gpuscale.plan(workload="bert", accelerator="H100", scores=edited)
+
+
+def test_load_round_points_a_path_to_read_round_and_a_list_to_arguments() -> None:
+    from pathlib import Path
+
+    with pytest.raises(TypeError, match=r"read_round\('training_results_v5.0.tar.xz'\)"):
+        gpuscale.load_round(Path("training_results_v5.0.tar.xz"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"load_round\('v4.0', 'v4.1'\)$"):
+        gpuscale.load_round(["v4.0", "v4.1"])  # type: ignore[arg-type]
+
+
+def test_read_results_takes_a_path_as_text(tmp_path) -> None:
+    from gpuscale.bench.results import bench_table, read_results
+
+    from .builders import bench_record, write_jsonl
+
+    path = write_jsonl(tmp_path / "r.jsonl", [bench_record("mlp-1m", 10**6, 2, 900.0)])
+    records, skipped = read_results(str(path))  # type: ignore[arg-type]
+    assert (len(records), skipped) == (1, [])
+    assert bench_table(records)["accelerators"].tolist() == [2]
+
+
 def test_build_report_checks_its_arguments_as_analyze_does(tables, tmp_path) -> None:
     from gpuscale.report.html import build_report
 
@@ -396,3 +432,29 @@ def test_none_for_a_number_with_a_default_names_the_default() -> None:
         with pytest.raises(TypeError, match=rf"^{name} must be a number, not None") as refused:
             call()
         assert f"(leave it out for its default, {default}): " in str(refused.value)
+
+
+def test_build_report_takes_a_bench_files_records_as_advise_does(tables, tmp_path) -> None:
+    """Records as ``pd.read_json(path, lines=True)`` reads them were a pandas KeyError
+    ('batch_per_device') inside the bench section; they are read as the file is."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from gpuscale.bench.results import load_bench
+    from gpuscale.report.html import build_report
+
+    path = Path(__file__).parent / "cpu_mlp_gloo.jsonl"
+    records = pd.read_json(path, lines=True)
+    by_records = build_report(tables, ["bert"], tmp_path / "a", bench=records)
+    by_table = build_report(tables, ["bert"], tmp_path / "b", bench=load_bench(path).table)
+    assert by_records.read_text() == by_table.read_text()
+    # a table lacking a column the section reads: named, not a KeyError inside it
+    lacking = load_bench(path).table.drop(columns=["samples_per_s"])
+    with pytest.raises(ValueError, match=r"^bench lacks the bench table's column samples_per_s "):
+        build_report(tables, ["bert"], tmp_path / "c", bench=lacking)
+    with pytest.raises(
+        ValueError, match=r"columns source, key, sweep_id, status, model and \d+ more"
+    ):
+        build_report(tables, ["bert"], tmp_path / "c", bench=pd.DataFrame({"x": [1]}))
+    assert not (tmp_path / "c").exists()

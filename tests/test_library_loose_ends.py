@@ -160,3 +160,25 @@ def test_the_api_page_lists_each_calls_keywords() -> None:
     plan_part = text.partition("::: gpuscale.planning.api.plan\n")[2]
     assert plan_part.lstrip().startswith("Keywords (the fields of ``PlanRequest``)")
     assert "* ``power_w`` (default ``None``): Average power per device, W" in plan_part
+
+
+def test_the_api_page_documents_each_call_gpuscale_exports_itself() -> None:
+    """Every name of ``gpuscale.__all__`` is on the API page as that very object: the page
+    showed ``gpuscale.mlperf.bundled.load_round`` (bundled rounds only, a KeyError) for
+    ``gpuscale.load_round`` (any published round, a RoundNamesError)."""
+    import importlib
+    import inspect
+    import re
+    from pathlib import Path
+
+    import gpuscale
+
+    page = (Path(__file__).parents[1] / "docs" / "reference" / "api.md").read_text()
+    documented = set()
+    for path in re.findall(r"^::: (\S+)$", page, re.MULTILINE):
+        module, _, name = path.rpartition(".")
+        documented.add(id(getattr(importlib.import_module(module), name)))
+    missing = [
+        n for n in gpuscale.__all__ if id(inspect.unwrap(getattr(gpuscale, n))) not in documented
+    ]
+    assert missing == []

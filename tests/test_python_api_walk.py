@@ -117,6 +117,24 @@ def test_an_accelerator_count_that_cannot_be_true_is_refused(tables) -> None:
     assert len(scaling_table(unknown, "bert")) == len(scaling_table(tables.scores, "bert")) - 2
 
 
+def test_equilibrium_refuses_measures_as_text_and_several_workloads(tables) -> None:
+    """A speedup as text failed inside pandas ('Can only string multiply by an integer');
+    a table of BERT and GPT-3 concatenated was picked across, labelled BERT."""
+    import pandas as pd
+
+    table = scaling_table(tables.scores, "bert")
+    text = table.assign(speedup=table["speedup"].astype(str))
+    with pytest.raises(ValueError, match=rf"^table has {len(table)} rows whose speedup is text"):
+        equilibrium(text)
+    negative = table.assign(normalized_efficiency=-table["normalized_efficiency"])
+    with pytest.raises(ValueError, match=r"whose normalized_efficiency is not a positive"):
+        equilibrium(negative)
+    both = pd.concat([table, scaling_table(tables.scores, "gpt3")], ignore_index=True)
+    with pytest.raises(ValueError, match=r"^table holds 2 workloads \(bert and gpt3\)"):
+        equilibrium(both)
+    assert equilibrium(both[both["workload"] == "bert"]) == equilibrium(table)
+
+
 def test_round_names_in_capitals_and_an_unbundled_round_said_plainly(golden: Golden) -> None:
     assert set(load_round("V4.1").scores["round"]) == {"v4.1"}
     with pytest.raises(KeyError) as raised:

@@ -45,6 +45,10 @@ def __getattr__(name: str) -> Any:
         advise.__name__ = advise.__qualname__ = "advise"
         globals()["advise"] = advise  # one function: gpuscale.advise is gpuscale.advise
         return advise
+    if name == "AdviceRequest":
+        from gpuscale.advice.request import AdviceRequest  # lazy: the advice's request
+
+        return AdviceRequest
     if name in ("plan", "PlanRequest"):
         from gpuscale import planning  # lazy: the plan (pandas for its DataFrame)
 
@@ -57,6 +61,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AdviceRequest",
     "AnalysisOptions",
     "PlanRequest",
     "RoundTables",

@@ -42,7 +42,8 @@ class Equilibrium:
 @dataclass(frozen=True, slots=True)
 class Picks:
     """The count each rule picks among those that hold the model no refusal rules out
-    (``cheapest`` None: no price; every count and ``numbers`` None: none is left)."""
+    (``cheapest``: the fewest accelerator-hours, the cheapest at any price, priced or not;
+    every count and ``numbers`` None: none is left)."""
 
     fastest: int | None
     efficient: int | None

@@ -69,6 +69,12 @@ class NamedHardware:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(RequestFields):
+    """What to advise on: each field's help (the ``advise`` option's) in its metadata.
+    Checked when made: a number out of its range, or options that contradict each other,
+    a :class:`FieldError` (a ``ValueError``) naming them. ``gpuscale.advise(request,
+    **fields)`` advises on it, the keywords replacing its fields; ``to_json`` and
+    ``from_json`` write and read it."""
+
     hardware: NamedHardware = field(init=False, repr=False, compare=False)
     # the numbers typed that cannot be true, flagged where they are made (a unit mistaken):
     # a step under a kernel's time, parameters, FLOPs per sample or watts under their floors

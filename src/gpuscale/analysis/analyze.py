@@ -235,8 +235,10 @@ def analyze(
     options: AnalysisOptions = AnalysisOptions(),
     **fields: object,
 ) -> list[WorkloadAnalysis]:
-    """``analyze_workload`` for every pair of ``workload_pairs``, skipping those with no
-    scored system. ``workloads`` are read as every command reads ``--benchmark``
+    """A :class:`WorkloadAnalysis` for each round of ``tables`` and each workload asked for
+    (``[]``: every workload with scores), round by round, leaving out a pair with no
+    scored system (so possibly ``[]``): ``analyze_workload`` of each ``workload_pairs``
+    pair. ``workloads`` are read as every command reads ``--benchmark``
     (``gpuscale.names``: ``BERT``, ``dlrm``) against the workloads of the tables (none:
     every one), and ``options``' division and families likewise (:func:`read_against`:
     ``H100`` is H100-SXM5-80GB). Raises TypeError for a ``tables``, ``workloads`` or

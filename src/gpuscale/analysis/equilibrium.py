@@ -216,8 +216,21 @@ def equilibrium(
     criterion's ``unpicked`` saying why (``scale_note``, as ``trends`` says it)."""
     check_table(table, "scaling", "table")
     _check_threshold(threshold)
+    _check_one_workload(table)
     scope, notes = _read_scope(table, scope)
     return replace(_criteria(table, threshold, scope, scale_note(table)), notes=notes)
+
+
+def _check_one_workload(table: pd.DataFrame) -> None:
+    """ValueError where ``table`` holds several workloads (tables concatenated): the
+    criteria would pick across them, labelled as the first one's."""
+    workloads = sorted(set(table["workload"].dropna().astype(str)))
+    if len(workloads) > 1:
+        raise ValueError(
+            f"table holds {len(workloads)} workloads ({joined(workloads)}); the criteria read "
+            f"one workload's systems: pass each alone (table[table['workload'] == "
+            f"{workloads[0]!r}])"
+        )
 
 
 def _check_threshold(threshold: object) -> None:
@@ -355,6 +368,7 @@ def equilibrium_by_family(
     rest, the outliers said beyond the pick)."""
     check_table(table, "scaling", "table")
     _check_threshold(threshold)
+    _check_one_workload(table)
     clean = outlier_column(table).to_numpy() == ""
     out = []
     for family, rows in table.groupby("accelerator_family", sort=True).indices.items():

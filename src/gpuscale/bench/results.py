@@ -155,7 +155,7 @@ def _problem(record: object) -> str | None:
 
 
 def read_results(
-    path: Path,
+    path: Path | str,
     limit_bytes: int = MAX_RESULTS_BYTES,
     schemas: list[str] | None = None,
     *,
@@ -169,7 +169,8 @@ def read_results(
     schema of each line is added to (what the file holds, told from this one reading). A
     file that is not there whose name is a round's (``v5.0``) is told how to give the
     round (``tables.round_requests.round_hint``; ``takes_round``: the command takes
-    ``--round``)."""
+    ``--round``). ``path``: a str or a Path."""
+    path = Path(path)
     records, problems = [], []
     try:
         for number, record, unread in json_lines(path, limit_bytes):

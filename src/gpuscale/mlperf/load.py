@@ -257,8 +257,13 @@ def load_round(*rounds: str, offline: bool = False) -> RoundTables:
     the cache, and ``FetchError`` (a ``SourceError``) where a fetch fails."""
     for r in rounds:
         if not isinstance(r, str):
+            hint = ""  # a path reads with read_round; several rounds are several arguments
+            if isinstance(r, os.PathLike):
+                hint = f": read_round({os.fspath(r)!r}) reads a round's folder or archive"
+            elif isinstance(r, list | tuple) and r and all(isinstance(x, str) for x in r):
+                hint = f": give each as its own argument, load_round({', '.join(map(repr, r))})"
             raise TypeError(
-                f"rounds must be round names like 'v4.1', not {type(r).__name__} ({r!r})"
+                f"rounds must be round names like 'v4.1', not {type(r).__name__} ({r!r}){hint}"
             )
     if not isinstance(offline, bool):  # offline="no" is truthy: never fetching, unasked
         raise TypeError(f"offline must be True or False, not {offline!r}")

@@ -377,14 +377,18 @@ def plan_for(request: PlanRequest, scores: pd.DataFrame | None = None) -> PlanRe
     rounds, whose fits ship with the package: no pandas is imported)."""
     if scores is None:
         return plan_result(request, default_fits(), coverage=bundled_coverage())
-    # lazy: pandas, only for data given
-    from gpuscale.tables.checks import check_frame
+    # lazy: pandas and the systems table, only for data given
+    from gpuscale.planning.systems import COLUMNS, flagged_left_out, unplanned
+    from gpuscale.tables.checks import check_columns, check_counts, check_frame, check_times
 
     check_frame(scores, "scores", "scores")  # a RoundTables given: TypeError, naming .scores
     if len(scores) == 0:
         raise PlanError("no MLPerf results in the data given")
-    # lazy: the systems table (pandas), only for data given
-    from gpuscale.planning.systems import flagged_left_out, unplanned
+    # the columns the fit reads, each said where lacking; an impossible time or count
+    # refused as every table given is (gpuscale.tables.checks), not dropped unsaid
+    check_columns(scores, COLUMNS, "scores", "scores")
+    check_times(scores, "scores")
+    check_counts(scores, "scores")
 
     result = plan_result(request, fits_of(scores), unplanned(scores))
     flagged = flagged_left_out(scores, result.model["workload"])

@@ -63,8 +63,9 @@ from gpuscale.report.workload_figures import (
 from gpuscale.sizes import number_or_none
 from gpuscale.sources import check_owner, write_atomically
 from gpuscale.sources.disk_cache import Cache
-from gpuscale.tables import RoundTables, display_name
-from gpuscale.tables.checks import check_frame, check_round_tables
+from gpuscale.tables import BENCH_COLUMNS, RoundTables, display_name
+from gpuscale.tables.bench_schema import BENCH_LATER_COLUMNS
+from gpuscale.tables.checks import check_columns, check_frame, check_round_tables
 from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.views import rejected_notes
 
@@ -99,7 +100,9 @@ def build_report(
     is a report of other rounds (a view they redraw); another command's folder is refused,
     before any work.
 
-    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section
+    ``bench``: a ``gpuscale bench`` results table, or its records as
+    ``pd.read_json(path, lines=True)`` reads them (as ``gpuscale.advise`` takes them), for
+    the "your hardware" section
     (``bench_path``: the file it was read from, named where no run of it succeeded;
     ``bench_skipped``: its lines the loader skipped, with why, ``BenchFile.skipped``,
     listed in the section);
@@ -142,6 +145,14 @@ def build_report(
         )
     if bench is not None:  # a results table: read_results' records through bench_table
         check_frame(bench, "bench", "bench")
+        # lazy: the bench reader, only for a bench given
+        from gpuscale.bench.results import holds_records, records_bench
+
+        if holds_records(bench):  # the file's records, as advise takes them
+            loaded = records_bench(bench)
+            bench, bench_skipped = loaded.table, (*bench_skipped, *loaded.skipped)
+        required = [c for c in BENCH_COLUMNS if c not in BENCH_LATER_COLUMNS]
+        check_columns(bench, required, "bench", "bench")  # not a KeyError in the section
     if number_or_none(workers, whole=True) is None or workers < 1:
         raise TypeError(f"workers must be a whole number of processes >= 1, not {workers!r}")
     out_dir = Path(out_dir)

@@ -91,6 +91,16 @@ BENCH_REPEAT_COLUMNS: tuple[str, ...] = (
     "repeat_samples_per_s",  # every run's throughput, a tuple; () where not repeated
     "repeat_spread",  # (max - min) / median of those; NaN where not repeated
 )
+# Columns added to the bench table after its first version: a table kept from before
+# lacks them, and is read all the same (each has a default where absent).
+BENCH_LATER_COLUMNS: tuple[str, ...] = (
+    "host_devices",
+    "host_link",
+    "host_cpu_count",
+    "host_cpu_total",
+    "fsdp_overhead_ms",
+    *BENCH_REPEAT_COLUMNS,
+)
 BENCH_COLUMNS: tuple[str, ...] = (
     "source",
     "key",

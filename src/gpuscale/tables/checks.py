@@ -10,7 +10,7 @@ or an impossible time a ValueError saying which and how many. One line each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted, joined, noun_for
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 FILLED_IN = ("convergence_unit", "samples_to_converge_flag", "score_reason")
 # What the scaling table adds to a scores table, and an equilibrium reads of it.
 SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "accelerator_hours")
+# Each measure as a refusal names it ("... : a speedup cannot be").
+_MEASURED = ("a speedup", "an efficiency", "an E'", "a count of accelerator-hours")
 
 # The columns each kind of table must have: a scores table those a scaling table carries
 # over from it; a scaling table the systems' names and counts and the measures.
@@ -36,7 +38,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 _MADE_BY = {
     "scores": "e.g. load_round('v4.1').scores",
     "scaling": "scaling_table(scores, workload)'s output",
-    "bench": "e.g. bench_table(read_results(path)[0])",
+    "bench": "e.g. gpuscale.bench.results.load_bench(path).table",
 }
 
 
@@ -79,22 +81,39 @@ def check_table(frame: object, kind: str, parameter: str) -> None:
     :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
     be one) or has a ``time_to_train_min`` that is not a positive finite number (missing
     is allowed: not scored) or an ``accelerators`` that is no whole count
-    (:func:`check_counts`)."""
+    (:func:`check_counts`); a scaling table's :data:`SCALING_MEASURES` likewise each a
+    positive finite number or missing."""
     frame = check_frame(frame, kind, parameter)
-    missing = [c for c in REQUIRED_COLUMNS[kind] if c not in frame.columns]
-    if missing:
-        columns = joined(missing)
-        if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
-            raise ValueError(
-                f"{parameter} is a scores table, not a scaling table (no {columns}): "
-                f"pass {_MADE_BY['scaling']}"
-            )
-        raise ValueError(
-            f"{parameter} lacks the {kind} table's {noun_for(len(missing), 'column')} {columns} "
-            f"({_MADE_BY[kind]} has them)"
-        )
+    check_columns(frame, REQUIRED_COLUMNS[kind], kind, parameter)
     check_times(frame, parameter)
     check_counts(frame, parameter)
+    if kind == "scaling":  # text ("1.07") failed deep inside pandas' arithmetic
+        for column, noun in zip(SCALING_MEASURES, _MEASURED, strict=True):
+            _check_numbers(frame, column, parameter, _positive, "a positive finite number", noun)
+
+
+def check_columns(frame: pd.DataFrame, required: Sequence[str], kind: str, parameter: str) -> None:
+    """ValueError naming each of ``required`` that ``frame`` (a ``kind`` table, given as
+    ``parameter``) lacks, and where such a table comes from; a scores table given for a
+    scaling table is said to be one."""
+    missing = [c for c in required if c not in frame.columns]
+    if not missing:
+        return
+    # a table of another kind lacks most: the first few named, the rest counted
+    columns = (
+        joined(missing)
+        if len(missing) <= 6
+        else f"{', '.join(missing[:5])} and {len(missing) - 5} more"
+    )
+    if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
+        raise ValueError(
+            f"{parameter} is a scores table, not a scaling table (no {columns}): "
+            f"pass {_MADE_BY['scaling']}"
+        )
+    raise ValueError(
+        f"{parameter} lacks the {kind} table's {noun_for(len(missing), 'column')} {columns} "
+        f"({_MADE_BY[kind]} has them)"
+    )
 
 
 def check_times(frame: pd.DataFrame, parameter: str) -> None:

@@ -21,13 +21,12 @@ from gpuscale.hardware.peaks import cpu_peak
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS
 from gpuscale.tables.bench import configuration_labels
+from gpuscale.tables.bench_schema import BENCH_LATER_COLUMNS
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
 # Columns a table saved by an earlier gpuscale lacks, unknown where absent (repeat*: unread).
-_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "host_cpu_total")
-_LATER_COLUMNS += ("fsdp_overhead_ms", "repeat", "repeat_samples_per_s", "repeat_spread")
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
 _PLAIN_STEPS = ("plain_step_ms_mean", "small_batch_step_ms_mean", "fixed_ms")
 _PLAIN_STEPS += ("fixed_ms_low", "fixed_ms_high")
@@ -122,7 +121,7 @@ def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> N
 def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     """The runs of ``bench`` ``req`` may use: broken models' (a loss not finite) left out,
     refused where the model asked is broken, or every model is; flagged ones where allowed."""
-    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in BENCH_LATER_COLUMNS]
     if missing:
         raise CalibrationError(Refusal(RefusalKind.COLUMNS_MISSING, names=tuple(missing)))
     if req.model is not None:

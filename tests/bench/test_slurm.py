@@ -152,6 +152,26 @@ def test_two_jobs_meeting_at_one_port_never_join_one_rendezvous(tmp_path: Path) 
     assert alone.config is not None and alone.config.rdzv_id == "gpuscale"  # no job to name
 
 
+def test_the_plan_numbers_a_node_one_way(tmp_path: Path) -> None:
+    """Under srun the Slurm line and the rendezvous line name one node: the second node
+    of two is node 2 of 2 in both (the wait line said node 1 of 2, the 0-based rank)."""
+    request = SweepRequest(out=tmp_path / "r.jsonl", models="mlp-0.2m", nproc="1")
+    said = sweep_plan.plan_bench(request, BenchConfig(backend="gloo"), _step("gpu[07-08]", 1))
+    lines = said.said.splitlines()
+    assert lines[1].startswith("Slurm job 4242: node 2 of 2 (gpu07, gpu08)")
+    assert lines[2].startswith("node 2 of 2 (node rank 1): each world size starts once all 2")
+    given = SweepRequest(
+        out=tmp_path / "r.jsonl",
+        models="mlp-0.2m",
+        nproc="1",
+        nnodes=2,
+        node_rank=0,
+        rdzv_endpoint="10.0.0.1:29500",
+    )
+    plain = sweep_plan.plan_bench(given, BenchConfig(backend="gloo"), {}).said.splitlines()
+    assert plain[1].startswith("node 1 of 2 (node rank 0): each world size starts")
+
+
 def test_a_step_that_cannot_be_read_says_what_to_give() -> None:
     assert slurm_task({"SLURM_JOB_ID": "1"}) is None  # no step
     with pytest.raises(HostlistError, match="give --nnodes, --node-rank and --rdzv-endpoint"):

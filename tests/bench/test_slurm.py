@@ -248,6 +248,29 @@ def test_a_second_task_on_a_node_runs_nothing_and_says_why(tmp_path: Path) -> No
     assert not out.exists()
 
 
+def test_a_second_task_on_a_node_runs_no_collectives_sweep(tmp_path: Path) -> None:
+    """srun gpuscale collectives with two tasks a node ran two sweeps at once on its
+    devices, the second judged against the first ('ROSE 346% since sweep ...'): the
+    node's first task runs it, a later one is refused before any process starts."""
+    from typer.testing import CliRunner
+
+    from gpuscale.bench.collectives_config import CheckRequest
+    from gpuscale.cli import app
+
+    asked = CheckRequest(out=tmp_path / "c.jsonl", nproc="2")
+    assert asked.world(_step("vm", 0)) == 2  # the node's first task
+    assert asked.world({}) == 2  # no Slurm
+    with pytest.raises(ValueError, match="gpuscale collectives starts a node's processes"):
+        asked.world(_step("vm", 0, local_id=1))
+    out = tmp_path / "c.jsonl"
+    args = ["collectives", "--backend", "gloo", "--nproc", "2", "--out", str(out)]
+    done = CliRunner().invoke(app, args, env=_step("vm", 0, local_id=1))
+    assert done.exit_code == 2, done.output
+    assert "Slurm task 1 on vm stands aside: gpuscale collectives starts" in done.stderr
+    assert "--ntasks-per-node=1" in done.stderr
+    assert not out.exists()
+
+
 def test_several_nodes_without_an_endpoint_are_refused_before_a_model_is_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

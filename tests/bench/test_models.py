@@ -365,3 +365,19 @@ def test_bench_list_says_why_a_model_cannot_be_built(tmp_path: Path) -> None:
     assert rows["mlp-0.2m"]["why not built"] == "" and rows["mlp-0.2m"]["params"] == 199_946
     built = SweepRequest(out=out, models="mlp-0.2m", list_models=True)
     assert "why not built" not in models_table(plan_bench(built, BenchConfig()))[0]
+
+
+def test_a_mistyped_factory_counts_what_the_file_has_beyond_the_names_shown(
+    tmp_path: Path,
+) -> None:
+    """A file of 11 callables shows 8 and says 3 more: the list read as all it had."""
+    names = [f"make_{i:02d}" for i in range(11)]
+    (tmp_path / "many.py").write_text("".join(f"def {n}():\n    pass\n" for n in names))
+    with pytest.raises(ModelError) as typo:
+        load_model(f"{tmp_path}/many.py:mkae")
+    said = str(typo.value)
+    assert f"it has {', '.join(names[:8])} (and 3 more)" in said
+    (tmp_path / "few.py").write_text("def make():\n    pass\n")
+    with pytest.raises(ModelError) as few:
+        load_model(f"{tmp_path}/few.py:mkae")
+    assert str(few.value).endswith("it has make")  # all shown: no count

@@ -152,6 +152,26 @@ def test_two_jobs_meeting_at_one_port_never_join_one_rendezvous(tmp_path: Path) 
     assert alone.config is not None and alone.config.rdzv_id == "gpuscale"  # no job to name
 
 
+def test_the_plan_numbers_a_node_one_way(tmp_path: Path) -> None:
+    """Under srun the Slurm line and the rendezvous line name one node: the second node
+    of two is node 2 of 2 in both (the wait line said node 1 of 2, the 0-based rank)."""
+    request = SweepRequest(out=tmp_path / "r.jsonl", models="mlp-0.2m", nproc="1")
+    said = sweep_plan.plan_bench(request, BenchConfig(backend="gloo"), _step("gpu[07-08]", 1))
+    lines = said.said.splitlines()
+    assert lines[1].startswith("Slurm job 4242: node 2 of 2 (gpu07, gpu08)")
+    assert lines[2].startswith("node 2 of 2 (node rank 1): each world size starts once all 2")
+    given = SweepRequest(
+        out=tmp_path / "r.jsonl",
+        models="mlp-0.2m",
+        nproc="1",
+        nnodes=2,
+        node_rank=0,
+        rdzv_endpoint="10.0.0.1:29500",
+    )
+    plain = sweep_plan.plan_bench(given, BenchConfig(backend="gloo"), {}).said.splitlines()
+    assert plain[1].startswith("node 1 of 2 (node rank 0): each world size starts")
+
+
 def test_a_step_that_cannot_be_read_says_what_to_give() -> None:
     assert slurm_task({"SLURM_JOB_ID": "1"}) is None  # no step
     with pytest.raises(HostlistError, match="give --nnodes, --node-rank and --rdzv-endpoint"):
@@ -225,6 +245,29 @@ def test_a_second_task_on_a_node_runs_nothing_and_says_why(tmp_path: Path) -> No
     done = CliRunner().invoke(app, [str(a) for a in args], env=_step("vm", 0, local_id=1))
     assert done.exit_code == 0, done.output
     assert done.stderr.startswith("Slurm task 1 on vm stands aside: gpuscale bench starts")
+    assert not out.exists()
+
+
+def test_a_second_task_on_a_node_runs_no_collectives_sweep(tmp_path: Path) -> None:
+    """srun gpuscale collectives with two tasks a node ran two sweeps at once on its
+    devices, the second judged against the first ('ROSE 346% since sweep ...'): the
+    node's first task runs it, a later one is refused before any process starts."""
+    from typer.testing import CliRunner
+
+    from gpuscale.bench.collectives_config import CheckRequest
+    from gpuscale.cli import app
+
+    asked = CheckRequest(out=tmp_path / "c.jsonl", nproc="2")
+    assert asked.world(_step("vm", 0)) == 2  # the node's first task
+    assert asked.world({}) == 2  # no Slurm
+    with pytest.raises(ValueError, match="gpuscale collectives starts a node's processes"):
+        asked.world(_step("vm", 0, local_id=1))
+    out = tmp_path / "c.jsonl"
+    args = ["collectives", "--backend", "gloo", "--nproc", "2", "--out", str(out)]
+    done = CliRunner().invoke(app, args, env=_step("vm", 0, local_id=1))
+    assert done.exit_code == 2, done.output
+    assert "Slurm task 1 on vm stands aside: gpuscale collectives starts" in done.stderr
+    assert "--ntasks-per-node=1" in done.stderr
     assert not out.exists()
 
 

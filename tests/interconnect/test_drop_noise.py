@@ -180,3 +180,24 @@ def test_an_earlier_sweep_header_no_sweep_writes_is_skipped_by_line(
     assert sweeps.bad_rows == [f"{path}:1: sweep header {said}; skipped"]
     (verdict,) = judge(sweeps)
     assert verdict.change is None
+
+
+def test_sweeps_of_other_hosts_are_not_compared(tmp_path: Path) -> None:
+    """Nodes appending their own sweeps to one shared file: node02's sweep at a third of
+    node01's is no drop of node02's link (no change at all), a later sweep of node01 at
+    a third is; headers written before hosts were recorded are compared as before."""
+
+    def on(hosts: list[str] | None, sweep_id: str, busbw: float) -> list[dict]:
+        header, *rows = sweep(sweep_id, busbw)
+        return [{**header, **({"hosts": hosts} if hosts else {})}, *rows]
+
+    assert change(tmp_path, on(["node01"], "a", 3.0), on(["node02"], "b", 1.0)) is None
+    found = change(tmp_path, on(["node01"], "a", 3.0), on(["node01"], "b", 1.0))
+    assert found is not None and found.kind is ChangeKind.DROPPED and found.against == "a"
+    found = change(
+        tmp_path, on(["node01"], "a", 3.0), on(["node02"], "b", 2.0), on(["node01"], "c", 1.0)
+    )
+    assert found is not None and (found.kind, found.against) == (ChangeKind.DROPPED, "a")
+    assert found.before_gbs == 3.0 and found.now_gbs == 1.0
+    found = change(tmp_path, on(None, "a", 3.0), on(None, "b", 1.0))
+    assert found is not None and found.kind is ChangeKind.DROPPED

@@ -285,17 +285,21 @@ def _header(config: CollectivesConfig, sweep_id: str, device: torch.device) -> d
     }
 
 
-def _host_load(start: HostSample | None, seconds: float) -> dict[str, object] | None:
+def _host_load(
+    start: HostSample | None, seconds: float
+) -> tuple[dict[str, object] | None, list[str]]:
     """The share of each host's CPU time other processes used, and the hypervisor stole,
     while the sweep ran (``seconds`` since ``start``), as ``bench`` records a run's
     (``telemetry.host_busy`` over every rank's samples): not measured (None each) over
-    less than ``MIN_BUSY_WINDOW_S``; None where a rank has no /proc. Every rank calls it."""
+    less than ``MIN_BUSY_WINDOW_S``; None where a rank has no /proc. Beside it the hosts
+    the ranks ran on, sorted (the header's ``hosts``). Every rank calls it."""
     gathered: list[object] = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, (start, HostSample.now(), os.uname().nodename))
-    host = host_busy(*(list(x) for x in zip(*gathered, strict=True)))  # type: ignore[call-overload]
+    starts, ends, names = (list(x) for x in zip(*gathered, strict=True))  # type: ignore[call-overload]
+    host = host_busy(starts, ends, names)
     if host is not None and not host_measured(seconds):
-        return dict(UNMEASURED_HOST)
-    return host
+        host = dict(UNMEASURED_HOST)
+    return host, sorted(set(names))
 
 
 def _bytes(text: str) -> int:
@@ -339,9 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         started, start = time.perf_counter(), HostSample.now()
         with load:
             rows = sweep(config, args.sweep_id, device)
-        host = _host_load(start, time.perf_counter() - started)
+        host, hosts = _host_load(start, time.perf_counter() - started)
         if header is not None:
             header["host"] = host
+            header["hosts"] = hosts  # where it ran: a shared file holds several nodes' sweeps
     finally:
         dist.destroy_process_group()
     if header is not None:  # the whole sweep in one write: never interleaved with another's

@@ -7,9 +7,10 @@ worker and the tests share. Nothing here imports torch."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -325,9 +326,15 @@ class CheckRequest:
         check_gpu_option(self.topo_file, self.gpu)  # --gpu alone would be ignored
         check_preset(self)  # a preset named wrongly: refused before the sweep
 
-    def world(self) -> int:
+    def world(self, environ: Mapping[str, str] = os.environ) -> int:
         """The processes to run: ``--nproc``, else every local device (GPUs, else two
-        CPU processes); ``nproc``'s :class:`FieldError` for text that is no number."""
+        CPU processes); ``nproc``'s :class:`FieldError` for text that is no number. A
+        Slurm step's second task on a node (``srun --ntasks-per-node=8``) is refused, a
+        ValueError: each task would run its own sweep on the node's devices at once, the
+        sweeps measuring each other's traffic and judged against each other."""
         from gpuscale.bench.runner import world_sizes  # lazy: the runner, only to run
+        from gpuscale.bench.slurm import second_task
 
+        if aside := second_task(environ, "gpuscale collectives"):
+            raise ValueError(aside)
         return max(world_sizes(self.nproc))

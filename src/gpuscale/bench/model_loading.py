@@ -134,6 +134,7 @@ def load_spec(name: str, ladder: Iterable[str]) -> BenchModel:
             raise ModelError(
                 f"cannot build {name!r}: {source} has no {attr!r}{did_you_mean(attr, callables)}"
                 + filled("; it has {}", ", ".join(callables[:8]))
+                + filled(" (and {:,} more)", max(0, len(callables) - 8))
             )
         factory = getattr(module, attr)
     except ModelError:

@@ -110,11 +110,12 @@ class SlurmTask:
         """``HOST:PORT`` of the step's first node at the job's port."""
         return f"{self.nodes[0]}:{rendezvous_port(self.job_id)}"
 
-    def aside(self) -> str:
-        """Why this task (not its node's first) runs nothing."""
+    def aside(self, command: str = "gpuscale bench") -> str:
+        """Why this task (not its node's first) runs nothing: ``command`` starts the
+        node's processes itself."""
         return (
             f"Slurm task {self.local_task} on {self.nodes[self.node_rank]} stands aside: "
-            "gpuscale bench starts a node's processes itself, so it runs once per node (task "
+            f"{command} starts a node's processes itself, so it runs once per node (task "
             "0 runs it here); give srun --ntasks-per-node=1"
         )
 
@@ -140,6 +141,18 @@ def slurm_task(environ: Mapping[str, str]) -> SlurmTask | None:
             f"{count} (node {rank}): give --nnodes, --node-rank and --rdzv-endpoint"
         )
     return SlurmTask(environ["SLURM_JOB_ID"], nodes, int(rank), int(local))
+
+
+def second_task(environ: Mapping[str, str], command: str) -> str | None:
+    """Why this process, a Slurm step's second or later task on its node, runs nothing of
+    ``command`` (which starts the node's processes itself: several tasks on a node would
+    run several sweeps at once on its devices); None where it is its node's first task,
+    or no task of a step (a step whose node list cannot be read included)."""
+    try:
+        task = slurm_task(environ)
+    except HostlistError:
+        return None  # not this check's to refuse: the task number alone decides here
+    return task.aside(command) if task is not None and task.local_task else None
 
 
 def batch_shell_note(environ: Mapping[str, str]) -> str | None:

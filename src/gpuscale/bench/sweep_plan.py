@@ -103,15 +103,17 @@ def plan_sentence(config: SweepConfig, broken: Broken, said: tuple[str, ...] = (
 
 def waits(config: SweepConfig) -> str:
     """On several nodes, what each world size waits for before its first step (silent
-    otherwise: torchrun's rendezvous prints nothing while a node is missing): ``node 0 of
-    2: each world size starts once all 2 nodes have joined at host:29500; a node that
-    never joins ends it as timeout after 660 s`` (``--timeout`` x ``--repeat``, and the
-    minute allowed torchrun to come up); "" on one node."""
+    otherwise: torchrun's rendezvous prints nothing while a node is missing): ``node 1 of
+    2 (node rank 0): each world size starts once all 2 nodes have joined at host:29500; a
+    node that never joins ends it as timeout after 660 s`` (``--timeout`` x ``--repeat``,
+    and the minute allowed torchrun to come up); "" on one node. Nodes are counted from 1
+    as the Slurm line above it counts them, the 0-based ``--node-rank`` beside."""
     if config.nnodes < 2:
         return ""
     limit_s = config.bench.timeout_s * config.bench.repeat + LAUNCH_GRACE_S
+    rank = config.node_rank
     return (
-        f"node {config.node_rank} of {config.nnodes}: each world size starts once all "
+        f"node {rank + 1} of {config.nnodes} (node rank {rank}): each world size starts once all "
         f"{config.nnodes} nodes have joined at {config.rdzv_endpoint}; a node that never "
         f"joins ends it as timeout after {limit_s:,.0f} s"
     )

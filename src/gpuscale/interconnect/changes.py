@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 DROP_SHARE = 0.15
 MIN_ITERS = 10  # timed calls per size below which two sweeps' peaks are not compared
-ALIKE = ("backend", "device", "nodes")  # what two sweeps compared share (header fields)
+# What two sweeps compared share (header fields): ``hosts``, the machines the ranks ran
+# on, so one node's sweep is never read as a change of another's in a file several
+# nodes append to (headers written before it have none: compared as before).
+ALIKE = ("backend", "device", "nodes", "hosts")
 ALIKE_SETTINGS = ("gap_ms", "load")
 
 
@@ -110,7 +113,7 @@ _CHANGE_WORDS = {
 
 def _alike(a: Header, b: Header) -> bool:
     """Whether two sweeps' headers say they ran alike: the same backend (its transport),
-    device kind and nodes, the same compute between calls and load."""
+    device kind, nodes and hosts, the same compute between calls and load."""
     settings_a, settings_b = a.get("settings") or {}, b.get("settings") or {}
     return all(a.get(k) == b.get(k) for k in ALIKE) and all(
         settings_a.get(k) == settings_b.get(k) for k in ALIKE_SETTINGS

@@ -133,6 +133,20 @@ def test_equilibrium_refuses_measures_as_text_and_several_workloads(tables) -> N
     with pytest.raises(ValueError, match=r"^table holds 2 workloads \(bert and gpt3\)"):
         equilibrium(both)
     assert equilibrium(both[both["workload"] == "bert"]) == equilibrium(table)
+    # several rounds' scores on one table: picked across rules and software, unlabelled
+    two_rounds = load_round("v3.0", "v4.1").scores
+    across = scaling_table(two_rounds, "bert")
+    with pytest.raises(ValueError, match=r"^table holds 2 rounds \(v3.0 and v4.1\)"):
+        equilibrium(across)
+
+
+def test_a_pick_without_an_e_prime_says_none(tables) -> None:
+    """The knee reads times alone, so it may pick a system whose E' is missing: its line
+    said 'E' nan'."""
+    table = scaling_table(tables.scores, "bert")
+    knee = equilibrium(table.assign(normalized_efficiency=float("nan"))).knee
+    assert knee is not None and "nan" not in knee.line
+    assert "(4 x H100-SXM5-80GB, 10.2 min)" in knee.line and "E'" not in knee.line
 
 
 def test_round_names_in_capitals_and_an_unbundled_round_said_plainly(golden: Golden) -> None:

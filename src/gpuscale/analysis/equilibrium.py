@@ -222,15 +222,19 @@ def equilibrium(
 
 
 def _check_one_workload(table: pd.DataFrame) -> None:
-    """ValueError where ``table`` holds several workloads (tables concatenated): the
-    criteria would pick across them, labelled as the first one's."""
-    workloads = sorted(set(table["workload"].dropna().astype(str)))
-    if len(workloads) > 1:
-        raise ValueError(
-            f"table holds {len(workloads)} workloads ({joined(workloads)}); the criteria read "
-            f"one workload's systems: pass each alone (table[table['workload'] == "
-            f"{workloads[0]!r}])"
-        )
+    """ValueError where ``table`` holds several workloads or rounds (tables concatenated,
+    or a scaling table of several rounds' scores): the criteria would pick across them,
+    labelled as one workload's, comparing systems of different rules and software."""
+    for column, kind in (("workload", "workloads"), ("round", "rounds")):
+        if column not in table.columns:
+            continue
+        held = sorted(set(table[column].dropna().astype(str)))
+        if len(held) > 1:
+            raise ValueError(
+                f"table holds {len(held)} {kind} ({joined(held)}); the criteria read one "
+                f"workload's systems of one round: pass each alone (table[table[{column!r}] "
+                f"== {held[0]!r}])"
+            )
 
 
 def _check_threshold(threshold: object) -> None:

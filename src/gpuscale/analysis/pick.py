@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from gpuscale.quantities import devices, filled, format_minutes, named
@@ -33,10 +34,12 @@ class Pick:
     @property
     def line(self) -> str:
         """The pick as ``analyze`` says it: criterion, system, its accelerators, time and
-        E', and its caution where it has one."""
+        E' (where known: the knee reads times alone), and its caution where it has one."""
+        e = self.normalized_efficiency
         return (
             f"{self.label}: {named(self.submitter, self.system_name)} "
             f"({devices(self.accelerators, self.accelerator_family)}, "
-            f"{format_minutes(self.time_to_train_min)}, E' {self.normalized_efficiency:.2f})"
+            f"{format_minutes(self.time_to_train_min)}"
+            + (f", E' {e:.2f})" if math.isfinite(e) else ")")
             + filled("; caution: {}", self.caution)
         )

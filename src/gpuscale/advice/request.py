@@ -1,6 +1,6 @@
 """One advice request (:class:`AdviceRequest`): ``request_fields``' fields, each number checked
 against its range and the options against each other as it is made, a refusal one line; the
-device and the links it names resolved then, once (:class:`NamedHardware`)."""
+device, the links and the workload it names resolved then, once (``advice.named``)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,11 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.hardware import (
-    DeviceRecord,
-    device_record,
-    not_own_link,
     step_warnings,
     typed_warnings,
 )
+from gpuscale.advice.named import NamedHardware, NamedWorkload, named_hardware, named_workload
 from gpuscale.advice.request_fields import (
-    DEFAULT_INTER_NODE,
-    DEFAULT_LATENCY_US,
     GRAD_BYTES,
     MAX_DEVICES,
     OPTIMIZERS,
@@ -31,12 +27,10 @@ from gpuscale.advice.request_fields import (
     RequestFields,
 )
 from gpuscale.advice.types import Finding
-from gpuscale.hardware.links import check_preset, nic_path
 from gpuscale.hardware.memory import STRATEGIES, state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import (
     UnknownNameError,
-    resolve_device,
     resolve_ruleset,
     resolve_workloads,
     workload_read_as,
@@ -46,25 +40,7 @@ from gpuscale.tables.refusals import check_flags, check_ranges
 from gpuscale.tables.requests import FieldError, NamedError, ref, settle_choice
 
 if TYPE_CHECKING:
-    from gpuscale.interconnect.network import Link
-
-
-@dataclass(frozen=True, slots=True)
-class NamedHardware:
-    """The device and the links a request names, resolved once as it is made: the device
-    named, else the one ``--interconnect`` implies; the link given (the preset, else the
-    custom link of ``--busbw-gbs``); the named part's baseboard fabric (an SXM board's
-    NVLink: the link where none is given or detected); the link between nodes
-    (``--inter-node``, else ``DEFAULT_INTER_NODE``); a finding where the GPU fabric given is
-    not the device's own; the device's way to its node's NICs where a node holds one GPU
-    (``hardware.links.nic_path``: the preset and its citation)."""
-
-    device: DeviceRecord
-    link: Link | None
-    board: Link | None
-    inter_node: Link
-    not_own: Finding | None
-    nic_path: tuple[str, str]
+    pass
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,6 +58,7 @@ class AdviceRequest(RequestFields):
     # how a workload typed as a prefix or another name was read ("'llama2' read as
     # llama2_70b_lora (...)", as plan says it); none for its exact name
     read_as: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    named_workload: NamedWorkload | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
@@ -128,7 +105,7 @@ class AdviceRequest(RequestFields):
         settle_choice(self, "scaling", SCALINGS)
         # the device and links named: refused before any file is read (`--bench` missing
         # said after them), resolved once
-        object.__setattr__(self, "hardware", _hardware(self))
+        object.__setattr__(self, "hardware", named_hardware(self))
         typed = self.workload
         for name, resolve in NAMED.items():
             value = getattr(self, name)
@@ -138,6 +115,7 @@ class AdviceRequest(RequestFields):
                 raise exc.as_field(name) from None
         read = "" if typed is None else workload_read_as(typed, str(self.workload))
         object.__setattr__(self, "read_as", (read,) if read else ())
+        object.__setattr__(self, "named_workload", named_workload(self.workload, self.ruleset))
         if self.bench is None:  # with bench results, step times and batches: check_with_data
             _check_step_pairs(self)
         for first, second, both, why in PAIRS:
@@ -147,27 +125,6 @@ class AdviceRequest(RequestFields):
         steps = step_warnings(self.step_points) if self.bench is None else []
         typed = {name: getattr(self, name) for name in TYPED}
         object.__setattr__(self, "implausible", (*steps, *typed_warnings(typed)))
-
-
-def _hardware(request: RequestFields) -> NamedHardware:
-    """The device and links of ``request``, its names checked (``NamedHardware``): a preset
-    no table has, and a device no catalogue has ("RTX A1000" is no A100), refused, the
-    closest said."""
-    from gpuscale.interconnect.network import Link  # lazy: numpy, not at the CLI's start
-
-    preset, between = check_preset(request), check_preset(request, "inter_node")
-    resolve_device(request.device_name)
-    given = request.interconnect
-    device = device_record(request.device_name, given)
-    link = None if preset is None else Link.of(preset)
-    if request.busbw_gbs is not None:
-        latency = DEFAULT_LATENCY_US if request.latency_us is None else request.latency_us
-        link = Link(busbw_gbs=request.busbw_gbs, latency_us=latency, name="custom")
-    board = None if device.board_link is None else Link.from_preset(device.board_link)
-    inter = Link.of(between) if between is not None else Link.from_preset(DEFAULT_INTER_NODE)
-    not_own = None if given is None else not_own_link(device, given)
-    nic = nic_path(getattr(device.part, "pcie_gen", None))
-    return NamedHardware(device, link, board, inter, not_own, nic)
 
 
 # The numbers typed checked against their floors and ceilings (``model.hardware.typed_warnings``)

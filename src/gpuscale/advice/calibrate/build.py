@@ -20,14 +20,11 @@ from gpuscale.advice.calibration import BenchHost, Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked, implied_device
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.request_fields import DEFAULT_RULESET
 from gpuscale.advice.types import Finding, FindingKind
-from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
-from gpuscale.mlperf.rcp import workload_rcps
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,15 +134,12 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     for end, at, gbs in link.ends:  # an assumed link: the network at each end of its range
         network = replace(machine.network, intra=at)
         ends.append((term, end, gbs, "GB/s", {"machine": {"network": network}}))
-    # the convergence: the workload's RCPs read and fitted, a noise scale given or the
-    # bench's, and MLPerf's least time to train at each count
-    # no ruleset named: the default's RCPs, else the newest ruleset's that has them
-    # (resnet's 4.0.0), said where the convergence is ("RCPs of resnet, ruleset 4.0.0")
-    ruleset, newest = request.ruleset or DEFAULT_RULESET, request.ruleset is None
-    found = None
-    if request.workload is not None:
-        found = workload_rcps(request.workload, ruleset, newest=newest)
-    fitted = None if found is None else rcp_fit(found)
+    # the convergence: the workload's RCPs and their fit (read as the request was made,
+    # ``named.NamedWorkload``; said where the convergence is: "RCPs of resnet, ruleset
+    # 4.0.0"), a noise scale given or the bench's, and MLPerf's least time to train at
+    # each count
+    named = request.named_workload
+    found, fitted = (None, None) if named is None else (named.rcps, named.fitted)
     if found is not None and fitted is None:  # none in this ruleset: the rulesets that have it
         raise CalibrationError(
             Finding.of(

@@ -90,10 +90,7 @@ def change_cause(split: TimeSplit, software: str) -> str:
     rules = ""
     if split.rules_moved:
         r0, r1 = split.references
-        rules = (
-            f"; the reference runs' own at batch {b:,.0f}: {_alike(r0, r1)}, "
-            "the rules moved"
-        )
+        rules = f"; the reference runs' own at batch {b:,.0f}: {_alike(r0, r1)}, the rules moved"
     samples = (
         f"{_times(ratio, 'fewer', 'more')} {unit} to converge ({_alike(s0, s1)}"
         f"{filled(', {}', batch)}{rules})"
@@ -108,7 +105,6 @@ def change_cause(split: TimeSplit, software: str) -> str:
     return joint.join(parts)
 
 
-
 def _alike(before: float, after: float) -> str:
     """``before -> after`` written alike: two whole counts in full (3,036,528 -> 3,017,784),
     else both to 3 significant figures (2,470,000 -> 2,420,000, never a mean's rounded
@@ -117,6 +113,7 @@ def _alike(before: float, after: float) -> str:
         return f"{number(before)} -> {number(after)}"
     low, high = ends_alike(*(float(f"{v:.3g}") if abs(v) >= 1000 else v for v in (before, after)))
     return f"{low} -> {high}"
+
 
 def _times(factor: float, up: str, down: str) -> str:
     """``1.25x fewer`` (``up`` above 1), ``1.07x more`` (``down``): a factor either way."""

@@ -63,6 +63,18 @@ def test_a_number_typed_in_the_wrong_unit_is_flagged_and_kept_out(field, typed, 
     assert _typed(right) == [] and not right.calibration.said.implausible
 
 
+def test_samples_fewer_than_one_step_of_the_global_batch_kept_are_flagged() -> None:
+    # a --global-batch kept at every count is the batch advised on: 1,000 samples to train
+    # are under one of its steps (the time said would be one step of 100M samples)
+    advice = gpuscale.advise(**NUMBERS, global_batch=10**8, samples=1000)
+    assert _typed(advice) == [("samples", 1000)] and advice.decision.refused
+    kind = FindingKind.TYPED_UNDER_FLOOR
+    said = advice.calibration.said.warnings
+    assert [w["floor"] for w in said if getattr(w, "kind", None) is kind] == [10**8]
+    fits = gpuscale.advise(**NUMBERS, global_batch=4096, samples=10**6)
+    assert _typed(fits) == [] and not fits.calibration.said.implausible
+
+
 def test_the_bench_path_flags_the_numbers_typed_beside_it() -> None:
     advice = gpuscale.advise(bench=BENCH, power_w=0.7)
     assert _typed(advice) == [("power_w", 0.7)] and advice.calibration.said.implausible

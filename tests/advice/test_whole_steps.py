@@ -25,3 +25,16 @@ def test_every_row_trains_in_whole_steps(samples: int, scaling: str) -> None:
         assert steps == pytest.approx(steps.round(), rel=1e-9)  # a whole number of them
         assert (steps * batches >= samples * (1 - 1e-12)).all()  # that see every sample
         assert ((steps - 1) * batches < samples).all()  # and no more steps than that needs
+
+
+def test_a_large_global_batch_and_its_micro_steps_are_written_as_the_table_prints_them() -> None:
+    # 1,000,003 (a prime) splits over no count above one: one device steps it as 1,000,003
+    # micro-steps of one sample; every sentence naming the batch or the micro-steps writes
+    # them with separators ('x 1000003 accumulation steps (global 1,000,003)' was printed)
+    advice = gpuscale.advise(
+        params=7e6, step_ms=20, batch=64, global_batch=1_000_003, samples=1e8, link="nvlink4"
+    )
+    said = "\n".join(advice.explanation)
+    assert "x 1,000,003 accumulation steps (global 1,000,003)" in said
+    assert "the global batch 1,000,003 kept at every count does not split" in said
+    assert "1000003" not in said

@@ -447,3 +447,19 @@ def test_a_republished_count_shared_by_rows_reads_as_each_rows() -> None:
             total += int(found[1]) * len(found[3].split(", "))
             assert (found[2] is not None) == ("," in found[3])  # each row's where several
     assert total == rows.attrs["republished_left_out"]
+
+
+def test_the_samples_before_and_after_are_written_alike() -> None:
+    """BERT on 8 x H100-SXM5-80GB, v4.0 -> v4.1: 2,474,623.6 samples (a mean, not whole) ->
+    2,418,302 (whole) read '2,470,000 -> 2,418,302', one end rounded, the other exact; both
+    are written to 3 significant figures now, two whole counts still in full."""
+    from gpuscale import load_round
+    from gpuscale.analysis.trend_words import change_cause
+    from gpuscale.analysis.trends import largest_change
+
+    rows = trends(load_round("v4.0", "v4.1").scores, ["bert"])
+    h100 = largest_change(rows[rows["accelerator_family"] == "H100-SXM5-80GB"])
+    assert h100 is not None and h100.rounds == ("v4.0", "v4.1")
+    s0, s1 = h100.split.samples
+    assert not float(s0).is_integer() and float(s1).is_integer()
+    assert "samples to converge (2,470,000 -> 2,420,000)" in change_cause(h100.split, "")

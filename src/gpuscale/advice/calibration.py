@@ -121,7 +121,7 @@ class Run:
             raise ValueError(
                 f"global batch {self.global_batch:,} is more than one device takes in a step: "
                 f"at most {most:,} (per-device batch at most {self.largest_batch:,} x at most "
-                f"{self.max_accum} accumulation steps); give a global batch of {most:,} or less"
+                f"{self.max_accum:,} accumulation steps); give a global batch of {most:,} or less"
             )
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling is one of {', '.join(SCALINGS)}, not {self.scaling!r}")

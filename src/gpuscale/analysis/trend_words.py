@@ -10,7 +10,7 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import ERA_STEP
 from gpuscale.analysis.software import frameworks_text
-from gpuscale.quantities import filled, format_minutes, number
+from gpuscale.quantities import ends_alike, filled, format_minutes, number
 from gpuscale.tables import round_key
 
 
@@ -90,12 +90,9 @@ def change_cause(split: TimeSplit, software: str) -> str:
     rules = ""
     if split.rules_moved:
         r0, r1 = split.references
-        rules = (
-            f"; the reference runs' own at batch {b:,.0f}: {number(r0)} -> {number(r1)}, "
-            "the rules moved"
-        )
+        rules = f"; the reference runs' own at batch {b:,.0f}: {_alike(r0, r1)}, the rules moved"
     samples = (
-        f"{_times(ratio, 'fewer', 'more')} {unit} to converge ({number(s0)} -> {number(s1)}"
+        f"{_times(ratio, 'fewer', 'more')} {unit} to converge ({_alike(s0, s1)}"
         f"{filled(', {}', batch)}{rules})"
     )
     rate = (
@@ -106,6 +103,16 @@ def change_cause(split: TimeSplit, software: str) -> str:
     # the smaller factor against the larger: only partly undoing it
     joint = "; " if (ratio >= 1) == (x1 >= x0) else "; partly offset by "
     return joint.join(parts)
+
+
+def _alike(before: float, after: float) -> str:
+    """``before -> after`` written alike: two whole counts in full (3,036,528 -> 3,017,784),
+    else both to 3 significant figures (2,470,000 -> 2,420,000, never a mean's rounded
+    2,470,000 beside a count's exact 2,418,302, which reads as precise as it is not)."""
+    if float(before).is_integer() and float(after).is_integer():
+        return f"{number(before)} -> {number(after)}"
+    low, high = ends_alike(*(float(f"{v:.3g}") if abs(v) >= 1000 else v for v in (before, after)))
+    return f"{low} -> {high}"
 
 
 def _times(factor: float, up: str, down: str) -> str:

@@ -115,8 +115,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     # the request typed that cannot be true (every rate and typed warning is one)
     unchecked, impossible = checked(rate)
     impossible += request.implausible
-    # fewer samples than one step of the batch advised on: a count typed bare (10 for 10M)
-    one_step = cal.run.batch * cal.run.accum
+    # fewer samples than one step of the batch advised on: a count typed bare (10 for 10M),
+    # or a --global-batch kept at every count larger than all the samples to train (its one
+    # step, not the samples asked, would be the time said)
+    one_step = max(cal.run.batch * cal.run.accum, request.global_batch or 0)
     if request.samples is not None and request.samples < one_step:
         typed = {"field": "samples", "value": float(request.samples), "floor": one_step}
         impossible.append(Finding.of(FindingKind.TYPED_UNDER_FLOOR, **typed))

@@ -79,6 +79,22 @@ def test_a_users_folder_is_listed_as_theirs_beside_the_bundled_round(tmp_path: P
     assert "that round is added beside it where bundled" in said
 
 
+def test_the_scores_table_does_not_call_a_users_folder_official(tmp_path: Path) -> None:
+    """The terminal table's title said 'official scores' above the rows of one's own
+    folder: scored by the official rule, they are no official MLPerf result (as the
+    report's header says); a published round alone keeps the title."""
+    plain = tmp_path / "my results"
+    shutil.move(str(_new_round(tmp_path)), plain)
+    args = ["scores", str(plain), "--round", "v5.0", "-b", "retinanet"]
+    mine = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert mine.exit_code == 0, mine.output
+    assert "official scores" not in mine.stdout
+    assert "MLPerf Training scores, by the official rule (minutes)" in mine.stdout
+    published = runner.invoke(app, ["scores", *args[2:]], env={"COLUMNS": "200"})
+    assert published.exit_code == 0, published.output
+    assert "MLPerf Training official scores (minutes)" in published.stdout
+
+
 def test_a_users_folder_has_its_own_report_section_beside_the_rounds(tmp_path: Path) -> None:
     """The report of one's own folder beside the published round: a section each, the
     folder's titled by its name with the round whose rules read it, its ruleset said,

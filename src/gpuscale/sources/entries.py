@@ -119,8 +119,8 @@ class Budget:
                     where,
                     ProblemKind.UNREADABLE,
                     f"expands past the cap of {self.round_bytes:,} bytes at {printable(rel)} "
-                    "(a bomb?); what came before was read, nothing after it "
-                    "(raise max_round_bytes for a larger round)",
+                    "(a bomb?); what came before was read, nothing after it (a larger "
+                    "round: gpuscale.mlperf.read_round(path, max_round_bytes=N) in Python)",
                     ends_read=True,
                 )
             )
@@ -132,7 +132,8 @@ class Budget:
                     printable(rel),
                     ProblemKind.UNREADABLE,
                     f"{size:,} bytes, more than the cap of {self.file_bytes:,} per file; not "
-                    "read (raise max_file_bytes for a larger file)",
+                    "read (a larger file: gpuscale.mlperf.read_round(path, max_file_bytes=N) "
+                    "in Python)",
                 )
             )
             return False

@@ -20,7 +20,7 @@ from gpuscale.tables.repeated_runs import repeated_notes
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
-from gpuscale.tables.workloads import not_scored_by, round_key, rules_round
+from gpuscale.tables.workloads import not_scored_by, own_folder, round_key, rules_round
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -189,6 +189,15 @@ class TableView:
         object.__setattr__(self, "drop_order", (*same, *rest))
 
 
+def scores_title(rounds: Sequence[str]) -> str:
+    """The scores table's title: official scores where every row is of a published round;
+    a user's own folder (``my-results (v4.1)``) is scored by the official rule, but its
+    scores are no official MLPerf result (as the report's header says)."""
+    if any(own_folder(r) is not None for r in rounds):
+        return "MLPerf Training scores, by the official rule (minutes)"
+    return "MLPerf Training official scores (minutes)"
+
+
 def scores_view(
     scores: pd.DataFrame,
     workloads: Sequence[str] | None = None,
@@ -233,7 +242,7 @@ def scores_view(
     return TableView(
         frame,
         columns,
-        "MLPerf Training official scores (minutes)",
+        scores_title(frame["round"].astype(str).unique()),
         (*SCORE_DROP_ORDER, "same_runs_as"),
         every=every,
         notes=notes,

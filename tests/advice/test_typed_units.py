@@ -73,6 +73,12 @@ def test_samples_fewer_than_one_step_of_the_global_batch_kept_are_flagged() -> N
     assert [w["floor"] for w in said if getattr(w, "kind", None) is kind] == [10**8]
     fits = gpuscale.advise(**NUMBERS, global_batch=4096, samples=10**6)
     assert _typed(fits) == [] and not fits.calibration.said.implausible
+    # the default samples (10M, none typed) under one step of the global batch likewise
+    unsaid = gpuscale.advise(**NUMBERS, global_batch=10**8)
+    assert _typed(unsaid) == [("samples", 10**7)] and unsaid.decision.refused
+    kind = FindingKind.TYPED_UNDER_FLOOR
+    flagged = [w for w in unsaid.calibration.said.warnings if getattr(w, "kind", None) is kind]
+    assert [(w["default"], w["floor"]) for w in flagged] == [(True, 10**8)]
 
 
 def test_the_bench_path_flags_the_numbers_typed_beside_it() -> None:

@@ -38,6 +38,9 @@ class AdviceData:
 
 
 HOUR_MS = 3.6e6  # a one-device step of an hour or more is said (STEP_OVER_AN_HOUR)
+# A global batch kept beyond this many times the largest batch of the workload's reference
+# convergence points is said (RCP_EXTRAPOLATED): E(B) there is the fit's form alone
+RCP_REACH = 2.0
 # which of the state's inputs a request left to their defaults (optimizer, precision unset)
 UNASKED = {
     (True, True): "both",
@@ -116,11 +119,14 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     unchecked, impossible = checked(rate)
     impossible += request.implausible
     # fewer samples than one step of the batch advised on: a count typed bare (10 for 10M),
-    # or a --global-batch kept at every count larger than all the samples to train (its one
-    # step, not the samples asked, would be the time said)
+    # or a --global-batch kept at every count larger than all the samples to train, typed
+    # or the default (its one step, not the samples asked, would be the time said); a
+    # workload's own samples, none typed, are its reference runs' (E(B) at the batch)
     one_step = max(cal.run.batch * cal.run.accum, request.global_batch or 0)
-    if request.samples is not None and request.samples < one_step:
-        typed = {"field": "samples", "value": float(request.samples), "floor": one_step}
+    own_samples = request.samples is None and request.workload is not None
+    if not own_samples and request.samples_to_train < one_step:
+        value, default = request.samples_to_train, request.samples is None
+        typed = {"field": "samples", "value": value, "floor": one_step, "default": default}
         impossible.append(Finding.of(FindingKind.TYPED_UNDER_FLOOR, **typed))
     said = cal.said
     sources, warnings = (*said.sources, *filter(None, [unchecked])), (*said.warnings, *impossible)
@@ -164,6 +170,13 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         measured=None if cal.bench is None else cal.bench.noise,
         max_devices=machine.max_devices,
     )
+    # a global batch kept far beyond the reference runs' batches: said, the time resting on it
+    largest = max((b for _, points in found.points for b, _ in points), default=0) if found else 0
+    if largest and (request.global_batch or 0) > RCP_REACH * largest:
+        batch, times = request.global_batch, request.global_batch / largest
+        far = {"batch": batch, "largest": largest, "times": times, "display": found.display}
+        far_said = Finding.of(FindingKind.RCP_EXTRAPOLATED, **far)
+        cal = cal.at({"said": {"warnings": (*cal.said.warnings, far_said)}})
     # ``auto`` scaling keeps the global batch unless a convergence model prices larger ones
     convergence = converging.model
     scaling = request.scaling

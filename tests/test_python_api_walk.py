@@ -147,6 +147,11 @@ def test_a_pick_without_an_e_prime_says_none(tables) -> None:
     knee = equilibrium(table.assign(normalized_efficiency=float("nan"))).knee
     assert knee is not None and "nan" not in knee.line
     assert "(4 x H100-SXM5-80GB, 10.2 min)" in knee.line and "E'" not in knee.line
+    # nor is the E' threshold's floor, a share of no E', said as "E' >= nan"
+    unpicked = equilibrium(table.assign(normalized_efficiency=float("nan"))).unpicked
+    assert unpicked["efficiency_threshold"] == (
+        "no system has an E' (normalized_efficiency is missing in every row)"
+    )
 
 
 def test_round_names_in_capitals_and_an_unbundled_round_said_plainly(golden: Golden) -> None:

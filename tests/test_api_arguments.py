@@ -250,6 +250,12 @@ def test_plan_names_the_columns_its_scores_lack_and_refuses_an_impossible_time(t
     edited.loc[edited.index[0], "time_to_train_min"] = -1.0
     with pytest.raises(ValueError, match=r"^scores has 1 row whose time_to_train_min"):
         gpuscale.plan(workload="bert", accelerator="H100", scores=edited)
+    # every global batch missing: the refusal said no result had a time, though all had
+    batchless = scores.assign(global_batch_size=float("nan"))
+    with pytest.raises(ValueError, match=r"^no closed-division MLPerf result") as refused:
+        gpuscale.plan(workload="bert", accelerator="H100", scores=batchless)
+    assert "with a time in" not in str(refused.value)
+    assert "a global batch size" in str(refused.value)
 
 
 def test_load_round_points_a_path_to_read_round_and_a_list_to_arguments() -> None:

@@ -111,6 +111,16 @@ def test_an_accelerator_count_that_cannot_be_true_is_refused(tables) -> None:
     text = scores.assign(accelerators=scores["accelerators"].astype(str))
     with pytest.raises(ValueError, match=r"^scores has \d+ rows whose accelerators is text"):
         scaling_table(text, "bert")
+    # a bool was read as 1 accelerator (pandas takes True for 1): the column or a row
+    flags = scores.assign(accelerators=True)
+    with pytest.raises(ValueError, match=r"^scores has \d+ rows whose accelerators is a bool"):
+        scaling_table(flags, "bert")
+    one = scores.assign(accelerators=scores["accelerators"].astype(object))
+    one.loc[bert[:1], "accelerators"] = [True]
+    with pytest.raises(
+        ValueError, match=r"^scores has 1 row whose accelerators is a bool \(True\)"
+    ):
+        scaling_table(one, "bert")
     # missing and 0 stay allowed: the system is left out as one without a count
     unknown = scores.assign(accelerators=scores["accelerators"].astype(object))
     unknown.loc[bert[:2], "accelerators"] = [None, 0]
@@ -147,6 +157,11 @@ def test_a_pick_without_an_e_prime_says_none(tables) -> None:
     knee = equilibrium(table.assign(normalized_efficiency=float("nan"))).knee
     assert knee is not None and "nan" not in knee.line
     assert "(4 x H100-SXM5-80GB, 10.2 min)" in knee.line and "E'" not in knee.line
+    # nor is the E' threshold's floor, a share of no E', said as "E' >= nan"
+    unpicked = equilibrium(table.assign(normalized_efficiency=float("nan"))).unpicked
+    assert unpicked["efficiency_threshold"] == (
+        "no system has an E' (normalized_efficiency is missing in every row)"
+    )
 
 
 def test_round_names_in_capitals_and_an_unbundled_round_said_plainly(golden: Golden) -> None:

@@ -463,3 +463,22 @@ def test_the_samples_before_and_after_are_written_alike() -> None:
     s0, s1 = h100.split.samples
     assert not float(s0).is_integer() and float(s1).is_integer()
     assert "samples to converge (2,470,000 -> 2,420,000)" in change_cause(h100.split, "")
+
+
+def test_samples_that_did_not_change_offset_nothing() -> None:
+    """ResNet-50 on 8 x L40S, v3.1 -> v4.0: 35 epochs both, 1.18x slower; the change read
+    'partly offset by 1.00x fewer epochs to converge (35 -> 35, ...)', a change that is
+    none, said to undo part of the throughput's."""
+    from gpuscale import load_round
+    from gpuscale.analysis.trends import largest_change, trends_headline
+
+    rows = trends(load_round("v3.1", "v4.0").scores, ["resnet"])
+    l40s = rows[rows["accelerator_family"] == "L40S"]
+    change = largest_change(l40s)
+    assert change is not None and change.split.samples == (35.0, 35.0)
+    (line,) = trends_headline(l40s)
+    assert "offset" not in line and "1.00x" not in line
+    assert line.endswith(
+        "1.18x lower throughput (0.01365 -> 0.01153 epochs/s), software or host (the same "
+        "accelerators); the same epochs to converge (35 -> 35, global batch 2,400 -> 1,600)"
+    )

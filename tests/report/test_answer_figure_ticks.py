@@ -204,3 +204,18 @@ def test_every_panel_of_the_first_screen_shows_all_its_systems() -> None:
         rings = [c for c in ax.collections if not c.get_clip_on()]  # RING: never clipped
         ((x, _),) = [o for c in rings for o in c.get_offsets()]
         assert low <= x <= high, ax.get_title()
+
+
+def test_why_e_prime_falls_panel_draws_e_prime_hollow(gpt3) -> None:
+    """The workload figure's 'Why E' falls' panel drew E' filled on top of the throughput
+    efficiency, hiding it where the convergence factor is 1 (v3.0 BERT's H100s at 4 and
+    8), as the decomposition figure did before it drew E' hollow."""
+    figure = scaling(gpt3).figure
+    (panel,) = [ax for ax in figure.axes if ax.get_title().startswith("Why E' falls")]
+    lines = {line.get_label(): line for line in panel.get_lines()}
+    assert lines["E' (their product)"].get_markerfacecolor() == "none"
+    assert lines["throughput efficiency"].get_markerfacecolor() != "none"
+    assert (
+        lines["E' (their product)"].get_markersize()
+        > lines["throughput efficiency"].get_markersize()
+    )

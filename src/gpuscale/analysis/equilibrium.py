@@ -36,6 +36,8 @@ from gpuscale.tables.result_repr import result_repr
 
 # Why nothing is picked on an empty table (its repr names no benchmark: there is none)
 NO_SYSTEM = "the table has no system"
+# the threshold is a share of the best E': without any E' there is no floor to keep
+NO_E_PRIME = "no system has an E' (normalized_efficiency is missing in every row)"
 # the criteria that pick one system each (the Pareto front is a set)
 _CRITERIA = (Criterion.KNEE, Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
 # each criterion's id: the field of its pick here and the key of its pick, and of why it
@@ -292,10 +294,10 @@ def _criteria(table: pd.DataFrame, threshold: float, scope: str, no_scaling: str
     good = frontier[frontier["normalized_efficiency"] >= floor]
     kept = None
     if good.empty:
-        unpicked = {
-            **unpicked,
-            CRITERION_IDS[by_e[1]]: f"no count's fastest system keeps E' >= {floor:.3g}",
-        }
+        why_none = (
+            NO_E_PRIME if pd.isna(floor) else f"no count's fastest system keeps E' >= {floor:.3g}"
+        )
+        unpicked = {**unpicked, CRITERION_IDS[by_e[1]]: why_none}
     else:
         kept = _pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold, table)
     return replace(

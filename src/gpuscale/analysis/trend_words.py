@@ -91,9 +91,11 @@ def change_cause(split: TimeSplit, software: str) -> str:
     if split.rules_moved:
         r0, r1 = split.references
         rules = f"; the reference runs' own at batch {b:,.0f}: {_alike(r0, r1)}, the rules moved"
+    # a factor written 1.00x either way is no change: "1.00x fewer" offsets nothing
+    still = f"{max(ratio, 1 / ratio):.2f}" == "1.00"
     samples = (
-        f"{_times(ratio, 'fewer', 'more')} {unit} to converge ({_alike(s0, s1)}"
-        f"{filled(', {}', batch)}{rules})"
+        f"{'the same' if still else _times(ratio, 'fewer', 'more')} {unit} to converge"
+        f" ({_alike(s0, s1)}{filled(', {}', batch)}{rules})"
     )
     rate = (
         f"{_times(x1 / x0, 'higher', 'lower')} throughput ({number(x0, 4)} -> {number(x1, 4)} "
@@ -101,7 +103,7 @@ def change_cause(split: TimeSplit, software: str) -> str:
     )
     parts = [samples, rate] if abs(math.log(ratio)) >= abs(math.log(x1 / x0)) else [rate, samples]
     # the smaller factor against the larger: only partly undoing it
-    joint = "; " if (ratio >= 1) == (x1 >= x0) else "; partly offset by "
+    joint = "; " if still or (ratio >= 1) == (x1 >= x0) else "; partly offset by "
     return joint.join(parts)
 
 

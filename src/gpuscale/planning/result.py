@@ -294,8 +294,9 @@ def plan_result(
     intervals (``cache.bundled_coverage``), None for data given."""
     if not fits["workloads"]:
         raise PlanError(
-            "no closed-division MLPerf result with a time in the data given (the plan is "
-            "fitted on the closed division)"
+            "no closed-division MLPerf result in the data given with all the plan reads: a "
+            "time to train, an accelerator count, a global batch size and a named "
+            "accelerator family (the plan is fitted on the closed division)"
         )
     try:  # the workloads as the rounds' scores name them (v1.1's ssd: ssd_resnet34)
         workload = resolve_workloads(

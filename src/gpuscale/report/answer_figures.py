@@ -365,12 +365,17 @@ def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
         ("normalized_efficiency", "E' (their product)", "D"),
     )
     for k, (column, name, marker) in enumerate(series):
+        # E' hollow and larger, as the decomposition figure draws it: where the convergence
+        # factor is 1 it equals the throughput efficiency, whose point it would hide
+        product = column == "normalized_efficiency"
         ax.plot(
             frontier["accelerators"],
             frontier[column],
             marker=marker,
             color=OKABE_ITO[k],
-            markersize=3.5,
+            markersize=5.5 if product else 3.5,
+            markerfacecolor="none" if product else OKABE_ITO[k],
+            markeredgewidth=1.0 if product else 0.5,
             linewidth=1.0,
             label=name,
         )

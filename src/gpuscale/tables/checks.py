@@ -191,6 +191,7 @@ def _check_numbers(
     """ValueError where some value of ``column`` is text (numbers as text, ``"5.39"``:
     arithmetic on them fails deep inside) or a number ``fits`` refuses, saying how many
     rows and the first three; missing values pass where ``missing_ok``."""
+    import numpy as np  # lazy: as pandas
     import pandas as pd  # lazy: as above
 
     values = frame[column]
@@ -199,6 +200,13 @@ def _check_numbers(
         raise ValueError(
             f"{parameter} has {counted(len(text), 'row')} whose {column} is text "
             f"({_first(text)}), not a number: convert the column (pd.to_numeric)"
+        )
+    # a bool is no count nor measure, though pandas reads True as 1 (sizes.number_or_none)
+    flags = values[values.map(lambda v: isinstance(v, bool | np.bool_))].tolist()
+    if flags:
+        raise ValueError(
+            f"{parameter} has {counted(len(flags), 'row')} whose {column} is a bool "
+            f"({_first(flags)}), not a number ({noun}): drop or fix those rows"
         )
     numbers = pd.to_numeric(values, errors="coerce").astype(float)
     bad = values[(values.notna() | (not missing_ok)) & ~fits(numbers)].tolist()

@@ -262,6 +262,10 @@ def test_a_second_task_on_a_node_runs_no_collectives_sweep(tmp_path: Path) -> No
     assert asked.world({}) == 2  # no Slurm
     with pytest.raises(ValueError, match="gpuscale collectives starts a node's processes"):
         asked.world(_step("vm", 0, local_id=1))
+    # a node list that cannot be read: the task number on the node alone decides
+    with pytest.raises(ValueError, match=r"^Slurm task 1 on .* stands aside"):
+        asked.world({**_step("vm", 0, local_id=1), "SLURM_STEP_NODELIST": "vm["})
+    assert asked.world({**_step("vm", 0), "SLURM_STEP_NODELIST": "vm["}) == 2
     out = tmp_path / "c.jsonl"
     args = ["collectives", "--backend", "gloo", "--nproc", "2", "--out", str(out)]
     done = CliRunner().invoke(app, args, env=_step("vm", 0, local_id=1))

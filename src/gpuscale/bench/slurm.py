@@ -20,6 +20,7 @@ A batch script's own shell (sbatch runs it on the first node, outside any step: 
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import product
@@ -147,11 +148,14 @@ def second_task(environ: Mapping[str, str], command: str) -> str | None:
     """Why this process, a Slurm step's second or later task on its node, runs nothing of
     ``command`` (which starts the node's processes itself: several tasks on a node would
     run several sweeps at once on its devices); None where it is its node's first task,
-    or no task of a step (a step whose node list cannot be read included)."""
+    or no task of a step. A step whose node list cannot be read is told by its task
+    number on the node (``SLURM_LOCALID``) alone, the node named as this host."""
     try:
         task = slurm_task(environ)
     except HostlistError:
-        return None  # not this check's to refuse: the task number alone decides here
+        local = environ.get("SLURM_LOCALID", "0")
+        number = int(local) if local.isdigit() else 0
+        task = SlurmTask(environ["SLURM_JOB_ID"], (socket.gethostname(),), 0, number)
     return task.aside(command) if task is not None and task.local_task else None
 
 

@@ -288,6 +288,11 @@ def test_build_report_checks_its_arguments_as_analyze_does(tables, tmp_path) -> 
         build_report(tables, "bert", out)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"'brt'.*'bert'"):
         build_report(tables, ["brt"], out)
+    # a count of the wrong type is a TypeError, one out of range a ValueError
+    with pytest.raises(TypeError, match=r"^workers must be a whole number"):
+        build_report(tables, ["bert"], out, workers=True)
+    with pytest.raises(ValueError, match=r"^workers must be a whole number of processes >= 1"):
+        build_report(tables, ["bert"], out, workers=0)
     assert not out.exists()  # refused before anything is written
     # a folder given as text, and a workload as people spell it
     page = build_report(tables, ["BERT"], str(out))  # type: ignore[arg-type]

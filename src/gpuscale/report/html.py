@@ -153,8 +153,10 @@ def build_report(
             bench, bench_skipped = loaded.table, (*bench_skipped, *loaded.skipped)
         required = [c for c in BENCH_COLUMNS if c not in BENCH_LATER_COLUMNS]
         check_columns(bench, required, "bench", "bench")  # not a KeyError in the section
-    if number_or_none(workers, whole=True) is None or workers < 1:
+    if number_or_none(workers, whole=True) is None:
         raise TypeError(f"workers must be a whole number of processes >= 1, not {workers!r}")
+    if workers < 1:  # a count of the right type, out of range
+        raise ValueError(f"workers must be a whole number of processes >= 1, not {workers!r}")
     out_dir = Path(out_dir)
     if workloads:  # as `--benchmark` reads them: `BERT`, a typo refused with the closest
         workloads = resolve_workloads(

@@ -482,3 +482,20 @@ def test_samples_that_did_not_change_offset_nothing() -> None:
         "1.18x lower throughput (0.01365 -> 0.01153 epochs/s), software or host (the same "
         "accelerators); the same epochs to converge (35 -> 35, global batch 2,400 -> 1,600)"
     )
+
+
+def test_a_throughput_written_1_00x_is_said_the_same_and_offsets_nothing() -> None:
+    """Samples 1.25x fewer beside a throughput 0.25% lower read '...; partly offset by
+    1.00x lower throughput': a factor written 1.00x is no change, either side."""
+    from gpuscale.analysis.trend_words import TimeSplit, change_cause
+
+    split = TimeSplit(
+        times_min=(10.0, 8.02),
+        batches=(512.0, 256.0),
+        samples=(2.0e6, 1.6e6),
+        units=("samples", "samples"),
+    )
+    said = change_cause(split, "software or host")
+    assert "offset" not in said and "1.00x" not in said
+    assert said.startswith("1.25x fewer samples to converge (2,000,000 -> 1,600,000")
+    assert "; the same throughput (3,333 -> 3,325 samples/s)" in said

@@ -91,18 +91,18 @@ def change_cause(split: TimeSplit, software: str) -> str:
     if split.rules_moved:
         r0, r1 = split.references
         rules = f"; the reference runs' own at batch {b:,.0f}: {_alike(r0, r1)}, the rules moved"
-    # a factor written 1.00x either way is no change: "1.00x fewer" offsets nothing
-    still = f"{max(ratio, 1 / ratio):.2f}" == "1.00"
     samples = (
-        f"{'the same' if still else _times(ratio, 'fewer', 'more')} {unit} to converge"
+        f"{_times(ratio, 'fewer', 'more')} {unit} to converge"
         f" ({_alike(s0, s1)}{filled(', {}', batch)}{rules})"
     )
     rate = (
-        f"{_times(x1 / x0, 'higher', 'lower')} throughput ({number(x0, 4)} -> {number(x1, 4)} "
-        f"{unit}/s), {software}"
+        f"{_times(x1 / x0, 'higher', 'lower')} throughput ({number(x0, 4)} -> "
+        f"{number(x1, 4)} {unit}/s), {software}"
     )
     parts = [samples, rate] if abs(math.log(ratio)) >= abs(math.log(x1 / x0)) else [rate, samples]
-    # the smaller factor against the larger: only partly undoing it
+    # the smaller factor against the larger: only partly undoing it (a factor written 1.00x
+    # either way is no change, and offsets nothing)
+    still = _unchanged(ratio) or _unchanged(x1 / x0)
     joint = "; " if still or (ratio >= 1) == (x1 >= x0) else "; partly offset by "
     return joint.join(parts)
 
@@ -117,8 +117,16 @@ def _alike(before: float, after: float) -> str:
     return f"{low} -> {high}"
 
 
+def _unchanged(factor: float) -> bool:
+    """Whether ``factor`` is written 1.00x either way (:func:`_times`)."""
+    return f"{max(factor, 1 / factor):.2f}" == "1.00"
+
+
 def _times(factor: float, up: str, down: str) -> str:
-    """``1.25x fewer`` (``up`` above 1), ``1.07x more`` (``down``): a factor either way."""
+    """``1.25x fewer`` (``up`` above 1), ``1.07x more`` (``down``): a factor either way;
+    ``the same`` for one written 1.00x."""
+    if _unchanged(factor):
+        return "the same"
     return f"{factor:.2f}x {up}" if factor >= 1 else f"{1 / factor:.2f}x {down}"
 
 

@@ -441,8 +441,9 @@ def test_analyze_bench_alone_says_which_round_options_went_unused(tmp_path, gold
     rows = [bench_record("mlp-1m", 1_000_000, n, 100.0 * n) for n in (1, 2)]
     results.write_text("".join(json.dumps(r) + "\n" for r in rows))
     asked = ["analyze", "--bench", str(results), "-b", "bert", "--reference", "family"]
-    result = CliRunner().invoke(gpuscale.cli.app, asked)
+    result = CliRunner().invoke(gpuscale.cli.app, [*asked, "--decompose"])
     assert result.exit_code == 0, result.output
     (note,) = [line for line in result.stderr.splitlines() if "--benchmark" in line]
-    assert note.startswith("note: ") and "--reference" in note  # both unused options named
+    assert note.startswith("note: ") and "--reference" in note  # every unused option named
+    assert "--decompose" in note  # a flag of the rounds' rows likewise
     golden.check(VIEW, "analyze --bench: round options unused", note)

@@ -129,7 +129,7 @@ def analyze(
     if bench_file is not None:
         bench_doc = _analyze_bench(bench_file, fmt, not both, columns_asked, explain)
         if not both:
-            if unused := unused_without_rounds(selection, options):
+            if unused := unused_without_rounds(selection, options, decompose_columns):
                 note(unused)
             return
     from gpuscale.analysis import terminal as views  # lazy: the analysis stack, pandas

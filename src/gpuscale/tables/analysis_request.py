@@ -132,17 +132,20 @@ def settle_reference(request: AnalysisOptions) -> None:
 ROUND_NAME = re.compile(r"[vV]?\d+(\.\d+)+")
 
 
-def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> str | None:
+def unused_without_rounds(
+    selection: RoundSelection, options: AnalysisOptions, decompose: bool = False
+) -> str | None:
     """What ``analyze --bench`` alone says of the MLPerf analysis' options given (they
-    choose what of the rounds is analysed, and no round was given), None where none was."""
+    choose what of the rounds is analysed, or ``decompose``, ``--decompose``, how their
+    rows are shown, and no round was given), None where none was."""
     given = [f.name for f in fields(options) if getattr(options, f.name) != f.default]
     asked = (["benchmark"] if selection.benchmark else []) + given
     named = {f.name: option_name(f) for r in (RoundSelection, AnalysisOptions) for f in fields(r)}
-    unused = [named[n] for n in asked]
+    unused = [named[n] for n in asked] + (["--decompose"] if decompose else [])
     if not unused:
         return None
     return (
         f"{joined(unused)} {agreeing(len(unused), 'chooses', 'choose')} what of the MLPerf "
-        "rounds is analysed, and no round was given: "
+        "rounds is analysed or shown, and no round was given: "
         "add --round vX.Y (or a path) to analyse one beside the bench"
     )

@@ -34,6 +34,7 @@ from gpuscale.hardware.links import (
 )
 from gpuscale.sources.bounded import TooLarge, read_at_most
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.inputs import STDIN_UNREAD
 from gpuscale.tables.json_depth import JSON
 
 # Slowest first: the worst link along the ring NCCL builds bounds a ring all-reduce.
@@ -406,6 +407,8 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
     except TooLarge as exc:
         raise ValueError(str(exc)) from None
     except FileNotFoundError:  # said as the results and collectives files are
+        if str(path) == "-":
+            raise ValueError(STDIN_UNREAD) from None
         raise ValueError(
             f"{quoted_path(path)}: no such topology file (a saved `nvidia-smi topo -m`)"
         ) from None

@@ -16,6 +16,10 @@ from gpuscale.tables.commands import quoted_path, suggested_command
 from gpuscale.tables.round_requests import round_hint
 from gpuscale.tables.writable import make_folder
 
+# A path of ``-`` (many tools' standard input): no reader here reads standard input, and a
+# file of that name would be written by the command a refusal suggests
+STDIN_UNREAD = "-: standard input is not read; save it to a file and give that file's path"
+
 
 class MissingInputsError(ValueError):
     """Input files a command names that are not there (:func:`refuse_missing`)."""
@@ -32,6 +36,8 @@ def missing_input(
     link too: its reader says what it is), or ``read`` takes it after all."""
     if path is None or Path(path).exists() or Path(path).is_symlink():
         return None
+    if str(path) == "-":
+        return STDIN_UNREAD
     try:
         read(Path(path))
     except errors as exc:
@@ -52,6 +58,8 @@ def no_results_file(path: Path, takes_round: bool = True) -> str:
     """``results.jsonl: no such results file (`gpuscale bench --out results.jsonl` writes
     one)``; a name that is a round's (``v5.0``) told how to give the round
     (``round_hint``; ``takes_round``: the command takes ``--round``)."""
+    if str(path) == "-":
+        return STDIN_UNREAD
     hint = round_hint([path], takes_round=takes_round) or written_by_bench(path)
     return f"{quoted_path(path)}: no such results file{hint}"
 

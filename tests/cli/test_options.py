@@ -447,3 +447,15 @@ def test_analyze_bench_alone_says_which_round_options_went_unused(tmp_path, gold
     assert note.startswith("note: ") and "--reference" in note  # every unused option named
     assert "--decompose" in note  # a flag of the rounds' rows likewise
     golden.check(VIEW, "analyze --bench: round options unused", note)
+
+
+def test_scores_refuses_two_choices_of_columns() -> None:
+    """`scores --all-columns --columns accelerators` showed the one column, dropping
+    --all-columns without a word."""
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(
+        gpuscale.cli.app, ["scores", "--all-columns", "--columns", "accelerators"]
+    )
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--all-columns" in result.stderr and "--columns" in result.stderr

@@ -93,6 +93,8 @@ def scores(
     from gpuscale.mlperf.earlier import first_published  # lazy: pandas, not for --help
     from gpuscale.tables.views import scores_view
 
+    if options.all_columns and columns_asked is not None:  # never one silently ignored
+        fail("--all-columns and --columns each choose the columns: give one of them")
     tables, benchmark = load_tables(selection), selection.benchmark
     workloads = workloads_of(tables, benchmark)[0] if benchmark else None
     show(scores_view(first_published(tables), workloads, options), fmt, columns_asked, nothing=2)

@@ -112,6 +112,8 @@ class BadQuantity(ValueError):
 
 # What a number of each kind must be, said in its refusal.
 _RULES = {int: "must be a whole number", float: "must be a number"}
+# A number with a unit written after it (``20ms``, ``300 W``): the option's name gives its unit
+_UNIT_AFTER = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*[A-Za-z%/]+\s*")
 
 
 def reading_number(kind: type) -> Callable[[object], object]:
@@ -131,7 +133,9 @@ def reading_number(kind: type) -> Callable[[object], object]:
         try:
             value = float(text)
         except ValueError:
-            raise BadQuantity(text, rule) from None
+            unit = _UNIT_AFTER.fullmatch(text)
+            hint = f" (give {unit.group(1)}, a bare number)" if unit else ""
+            raise BadQuantity(text, rule + hint) from None
         if not math.isfinite(value):
             return value
         if kind is int and not value.is_integer():

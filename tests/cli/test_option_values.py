@@ -318,3 +318,20 @@ def test_an_empty_round_or_workload_name_is_refused_with_that_options_example(
     result = CliRunner().invoke(app, ["scores", *typed])
     assert result.exit_code == 2 and result.stdout == ""
     golden.check("cli/option_refusals", f"scores {' '.join(typed)}", result.stderr.strip())
+
+
+@pytest.mark.parametrize(
+    ("typed", "kind", "bare"),
+    [("20ms", float, "20"), ("300 W", float, "300"), ("8x", int, "8"), ("1.5e3us", float, "1.5e3")],
+)
+def test_a_number_typed_with_its_unit_is_told_the_bare_number(typed: str, kind, bare: str) -> None:
+    """``--step-ms 20ms`` said only "must be a number": the number is there, its unit is
+    the option's."""
+    from gpuscale.sizes import BadQuantity, reading_number
+
+    with pytest.raises(BadQuantity) as refused:
+        reading_number(kind)(typed)
+    assert f"(give {bare}, a bare number)" in str(refused.value)
+    with pytest.raises(BadQuantity) as unread:  # no number in it: nothing to give
+        reading_number(kind)("abc")
+    assert "give" not in str(unread.value)

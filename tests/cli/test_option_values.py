@@ -335,3 +335,13 @@ def test_a_number_typed_with_its_unit_is_told_the_bare_number(typed: str, kind, 
     with pytest.raises(BadQuantity) as unread:  # no number in it: nothing to give
         reading_number(kind)("abc")
     assert "give" not in str(unread.value)
+
+
+def test_a_preset_typed_as_its_start_is_told_each_it_begins() -> None:
+    """``--inter-node ib`` got no suggestion (two presets begin so): each is named, at most
+    three, before the closest by spelling."""
+    from gpuscale.hardware.links import _closest
+
+    assert _closest("ib") == " (did you mean 'ib-ndr400' or 'ib-hdr200'?)"
+    assert _closest("nvlnk") == " (did you mean 'nvlink5'?)"
+    assert _closest("xyz") == ""

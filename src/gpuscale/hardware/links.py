@@ -54,6 +54,7 @@ from typing import TypedDict
 
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.device_names import lookup
+from gpuscale.quantities import joined
 from gpuscale.tables.requests import FieldError
 
 
@@ -446,8 +447,11 @@ def get_preset(name: str) -> LinkPreset:
 
 
 def _closest(key: str) -> str:
-    close = difflib.get_close_matches(key, list(PRESETS), n=1)
-    return "".join(f" (did you mean {c!r}?)" for c in close)  # one at most
+    """`` (did you mean 'nvlink4'?)``: the presets ``key`` begins (``ib``: both InfiniBand
+    presets, at most three), else the one closest to it; "" for none."""
+    begun = [p for p in PRESETS if key and p.startswith(key)]
+    close = begun[:3] or difflib.get_close_matches(key, list(PRESETS), n=1)
+    return f" (did you mean {joined([repr(c) for c in close], 'or')}?)" if close else ""
 
 
 def check_preset(request: object, field: str = "interconnect") -> LinkPreset | None:

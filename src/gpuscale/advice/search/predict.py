@@ -137,7 +137,8 @@ def _candidates(cal: Calibration, n: int) -> list[Candidate]:
 
 def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], np.ndarray, float]]:
     """Each count's fastest candidate: its steps (the point, the ranges' ends), time to
-    train at each (ms), samples to train."""
+    train at each (ms), samples to train; one whose global batch is at most its samples to
+    train before any larger (a step of more samples than the training holds cannot be run)."""
     tried = [c for n in cal.machine.device_counts for c in _candidates(cal, n)]
     model, convergence = cal.model, cal.search.convergence
     fixed = model.fixed
@@ -147,14 +148,16 @@ def _fastest(cal: Calibration) -> dict[int, tuple[tuple[Step, ...], np.ndarray, 
     every = [model.compute, *model.prior_range]
     table = step_table(cal.machine.network, cal.run, model.spec, every, tried, resplit)
     best: dict[int, tuple[tuple[Step, ...], np.ndarray, float]] = {}
+    keys: dict[int, tuple[bool, float]] = {}
     for (n, _, _), steps in zip(tried, table, strict=True):
         batch = steps[0].global_batch
         samples = cal.search.samples
         if convergence is not None:
             samples = convergence.samples(batch)
         times_ms = whole_steps(samples, batch) * np.array([s.step_ms for s in steps], float)
-        if n not in best or times_ms[0] < best[n][1][0]:
-            best[n] = (steps, times_ms, samples)
+        key = (batch > samples, times_ms[0])
+        if n not in best or key < keys[n]:
+            best[n], keys[n] = (steps, times_ms, samples), key
     return best
 
 

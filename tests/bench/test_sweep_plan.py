@@ -118,5 +118,6 @@ def test_a_node_says_what_each_world_size_waits_for(tmp_path) -> None:
         [("a", 1)], [], **settings, nnodes=2, node_rank=1, rdzv_endpoint="head:29500"
     )
     said = sweep_plan.waits(two)
-    assert numbers(said) == [1, 2, 2, 29500, 260] and "head:29500" in said
+    # node 2 of 2 (node rank 1), all 2 nodes, at head:29500, 260 s
+    assert numbers(said) == [2, 2, 1, 2, 29500, 260] and "head:29500" in said
     assert said in sweep_plan.plan_sentence(two, [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -221,3 +222,9 @@ def measured_count(record: type | None = None, **more: float) -> Any:
         inside=False,
         **more,
     )
+
+
+def undated(text: str) -> str:
+    """A report page's text without the minute it was written (``2026-11-30 22:52 UTC``):
+    two builds of one report that straddle a minute read alike."""
+    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", text)

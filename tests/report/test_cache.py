@@ -4,7 +4,6 @@ the same data and code drew and found, never what another's did."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from gpuscale.cli import app
 from gpuscale.mlperf.ingest import read_round
 from gpuscale.report.html import build_report
 from gpuscale.sources.disk_cache import Cache
+from tests.builders import undated
 
 from ..mlperf.logbuilder import RoundBuilder
 
@@ -34,7 +34,7 @@ def _round(tmp_path: Path, slow_minutes: float = 40.0) -> Path:
 
 
 def _page(path: Path) -> str:
-    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", path.read_text())
+    return undated(path.read_text())
 
 
 def _report(tables, out: Path, cache: Path | None, png: bool = False) -> Path:

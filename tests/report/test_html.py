@@ -14,6 +14,7 @@ from gpuscale.quantities import article
 from gpuscale.report.figures import FIGURES
 from gpuscale.report.html import build_report
 from gpuscale.report.workload_figures import FIGURE_NAMES, FIRST_FIGURES
+from tests.builders import undated
 
 from ..golden import Golden
 
@@ -184,9 +185,6 @@ def test_worker_processes_draw_the_same_report(report, tmp_path) -> None:
         png=True,
         all_figures=True,
     )
-
-    def undated(text: str) -> str:
-        return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", text)
 
     assert undated(path.read_text()) == undated(html)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in out.iterdir())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.report.html import build_report
 from gpuscale.report.pool import Inline, figure_executor
+from tests.builders import undated
 
 
 def test_inline_executor_returns_results_and_exceptions() -> None:
@@ -34,7 +34,7 @@ def test_report_is_the_same_with_the_figure_worker(tmp_path) -> None:
     forked = build_report(tables, ["retinanet"], tmp_path / "b", options, workers=2)
 
     def page(path):  # the generation time aside
-        return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", path.read_text())
+        return undated(path.read_text())
 
     assert page(inline) == page(forked)
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(

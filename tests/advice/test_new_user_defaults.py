@@ -178,3 +178,16 @@ def test_a_step_measured_on_one_device_the_memory_model_cannot_hold_is_warned() 
         gpuscale.advise(params=1e9, step_ms=500.0, batch=8, device_name="H100"),
     ):
         assert kind not in [getattr(w, "kind", None) for w in held.calibration.said.warnings]
+
+
+def test_a_device_name_the_catalogue_lacks_is_told_the_closest() -> None:
+    """`--device-name H100x` (a typo holding a catalogued name) is read as an unknown
+    device, whose memory no check can read: the warning names the catalogue's closest
+    names, a typo's likeliest fix; a name of a part it holds but no memory for has none."""
+    advice = gpuscale.advise(params=7e9, step_ms=2000.0, batch=8, device_name="H100x")
+    (unchecked,) = [
+        w
+        for w in advice.calibration.said.warnings
+        if getattr(w, "kind", None) is FindingKind.MEMORY_UNCHECKED
+    ]
+    assert "H100" in unchecked["closest"] and unchecked["device"] == "H100x"

@@ -209,7 +209,10 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     searched = cal.at({"run": asked, "search": {"convergence": convergence}})
     held = memory_check(request, searched, bench, numbers)
     if held.memory is None and request.device_name:  # a device named of no memory recorded
-        unheld = Finding.of(FindingKind.MEMORY_UNCHECKED, device=request.device_name)
+        closest = request.hardware.device.closest or None  # a name the catalogue lacks
+        unheld = Finding.of(
+            FindingKind.MEMORY_UNCHECKED, device=request.device_name, closest=closest
+        )
         cal = cal.at({"said": {"warnings": (*cal.said.warnings, unheld)}})
     # a step measured on one device (--step-ms) of a state the check says one cannot hold:
     # the measurement and the estimate disagree (the device, optimizer or precision it ran

@@ -94,6 +94,8 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
         ("mlp-1m:kill", "crashed", "signal 9"),
         # rank 0 slow to say the model before finished: the kill is still the next one's
         ("mlp-1m:slowkill", "crashed", "signal 9"),
+        # rank 0 slow to note the model's start: the kill is still that model's alone
+        ("mlp-1m:latekill", "crashed", "signal 9"),
         ("mlp-1m:oom", "oom", "OutOfMemoryError"),
         ("mlp-1m:error", "error", "shapes (8, 3)"),
     ],
@@ -111,9 +113,27 @@ def test_a_failed_model_is_recorded_once_with_its_cause(
         "mlp-0.2m": "ok",
         "mlp-1m": status,
         "cnn-0.3m": "ok",
-    }
+    }, {m: r.get("error") for m, r in rows.items()}
     assert words in rows["mlp-1m"]["error"] and "=====" not in rows["mlp-1m"]["error"]
     assert len(report.failures) == 1 and "mlp-1m" in report.failures[0]
+
+
+def test_a_launch_that_ends_between_two_models_fails_neither(tmp_path: Path, faulty) -> None:
+    """A rank killed after one model's row was written, before the next started: no model
+    is recorded as failed; the models not yet run are measured in a new launch."""
+    out = tmp_path / "results.jsonl"
+    models = ("mlp-0.2m", "mlp-1m", "cnn-0.3m")
+    fault = faulty("mlp-1m:afterkill")
+    report = run_sweep(config(out, nproc=(2,), models=models, worker=fault), SIZES)
+    records, _ = read_results(out)
+    assert [(r["config"]["model"], r["status"]) for r in records] == [
+        ("mlp-0.2m", "ok"),
+        ("mlp-1m", "ok"),
+        ("cnn-0.3m", "ok"),
+    ]
+    assert report.failures == [] and (report.appended, report.measured) == (3, 3)
+    (warning,) = report.exit_warnings
+    assert "between two models" in warning and "signal 9" in warning
 
 
 def test_a_launch_that_fails_before_its_first_model_is_a_row_per_model(

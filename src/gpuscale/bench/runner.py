@@ -7,8 +7,9 @@ appended once it has ended, however it ended). A model that started and did not 
 in ``timeout_s`` is stopped and recorded as ``timeout``; a launch that dies mid-model
 gets one row for that model, with the cause the failing rank raised (``oom`` when any
 rank ran out of memory); a launch that fails before its first model starts gets a row
-for each model it was to run, with the launch's cause. Models that never started after
-a failure run in a fresh launch. Ctrl-C stops the launch and keeps every row already
+for each model it was to run, with the launch's cause; one that ends between two models
+fails neither (a warning says so). Models that never started after a failure run in a
+fresh launch. Ctrl-C stops the launch and keeps every row already
 written.
 
 Several nodes: run the same ``gpuscale bench`` on every node with ``--nnodes``,
@@ -334,11 +335,14 @@ class _Launch:
             return []
         if all(m in done for m in todo):  # every model measured: the launch failed leaving
             line = f"x{world} ended badly after every model finished ({row_status}: {message})"
-            self.report.exit_warnings.append(f"{line}; its rows are kept")
-            self.notify(f"warning: {line}; its rows are kept")
+            self._warn(f"{line}; its rows are kept")
             return []
         # Only a model that started and did not finish failed; the rest never ran.
         failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)
+        if failed is None and order:  # between two models: none failed, the rest run again
+            line = f"x{world} ended between two models ({row_status}: {message})"
+            self._warn(f"{line}; the models not yet run start in a new launch")
+            return [m for m in todo if m not in done]
         if failed is None:  # before its first model: each model it was to run, this cause
             pending = [m for m in todo if m not in done]
             for model in pending:
@@ -349,6 +353,11 @@ class _Launch:
         config = json.loads(started[failed]) if started[failed] else {"model": model}
         self._failed(failed, config, model, world, row_status, message)
         return [m for m in todo if m not in done and m != model]
+
+    def _warn(self, line: str) -> None:
+        """A launch that ended badly where no model failed: said, and kept in the report."""
+        self.report.exit_warnings.append(line)
+        self.notify(f"warning: {line}")
 
     def _failed(self, key: str, config: dict, model: str, world: int, status: str, why: str):
         if self.cfg.node_rank == 0:

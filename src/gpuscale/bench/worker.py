@@ -188,8 +188,12 @@ def _run_models(
         if key in skip:
             _note(args.progress, local_rank, "skipped", key)
             continue
-        # noted before the model's own code runs: a failure from here on is this model's
+        # noted before the model's own code runs: a failure from here on is this model's.
+        # No rank runs it until every node's note is written (a rank dying in its first
+        # line would otherwise end the launch before the start is said, and the runner
+        # would blame every model still to run).
         _note(args.progress, local_rank, "started", key, json.dumps(config))
+        dist.barrier()
         started = time.time()
         try:
             if config["params"] is None:  # run by hand: counted here

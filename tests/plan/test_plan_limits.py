@@ -311,6 +311,24 @@ def test_a_count_without_a_time_leans_on_nothing() -> None:
     assert has_time and [_count(n) for n in leaning] == has_time
 
 
+def test_counts_of_the_same_flags_are_said_in_one_line() -> None:
+    """The terminal's answer said a refusal once per count (`plan -w llama31_405b -a H100`,
+    the default counts: four 3-line sentences alike for 8 to 64) where --explain groups
+    them: now one line per flags, naming its counts, each flagged count in one line."""
+    counts = [8, 16, 32, 64, 128, 256]
+    asked = ["plan", "-w", "llama31_405b", "-a", "H100", "-n", ",".join(map(str, counts))]
+    result = CliRunner().invoke(app, asked)
+    assert result.exit_code == 0, result.output
+    heads = re.findall(r"^([\d, and]+): no time: ", result.stdout, re.M)
+    said = [[_count(c) for c in re.split(r", | and ", head)] for head in heads]
+    table = plan(workload="llama31_405b", accelerator="H100", devices=counts)
+    groups: dict[str, list[int]] = {}
+    for n, flags in zip(table["accelerators"], table["flags"], strict=True):
+        if flags:
+            groups.setdefault(flags, []).append(int(n))
+    assert said == list(groups.values()) == [[8, 16, 32, 64], [128]]
+
+
 def test_one_count_may_be_given_as_a_number() -> None:
     """A walk: `gpuscale.plan(..., devices=8)` was a TypeError; `--devices 8` is one count."""
     one = plan(workload="bert", accelerator="H100", devices=8)

@@ -231,6 +231,34 @@ def test_a_global_batch_flag_quotes_no_time_at_fewer_samples_per_device_than_ran
     assert all("global batch above the data" in flagged[n] for n in (2048, 4096))
 
 
+def test_a_global_batch_flag_quotes_a_time_only_at_a_per_device_batch_that_ran(
+    sweep, measured
+) -> None:
+    """`plan -w bert -a H100 -n 8200` quoted "at a global batch of 8,200, the plan gives
+    0.0537 min", half the row's own 0.1016 min, at 1 sample per device where no BERT
+    result ran under 4 (a 6.9 ms step against the 18.3 ms of the fastest result, 3,472
+    H100s): the refusal's floor of one sample per device stood for the fewest that ran.
+    Now a time is quoted only at a per-device batch some result of the workload ran."""
+    fits = default_fits()
+    checked = 0
+    for workload, family, table in sweep:
+        runs = measured[measured["workload"] == workload]
+        fewest = (runs["global_batch_size"] / runs["accelerators"]).min()
+        for n in table["accelerators"]:
+            point = predict_point(fits, workload, family, int(n))
+            above = global_batch_beyond(fits, workload, point)
+            if above is None or above["global_batch"] is None:
+                continue
+            assert above["global_batch"] / int(n) >= fewest * (1 - 1e-9), (workload, family, n)
+            checked += 1
+    assert checked
+    table = plan(workload="bert", accelerator="H100", devices=[4096, 8200])
+    for flags in table["flags"]:
+        said = flags.split("global batch above the data")[1]
+        assert "the plan gives" not in said
+        assert "each accelerator 4 samples or more, the fewest any result ran" in said
+
+
 def test_the_time_at_the_most_any_result_ran_is_the_plans_at_that_batch() -> None:
     """The flag's time is the plan's own at a global batch of the most per device times
     the count: at a point's own batch the same function gives the point's time, for every
@@ -309,6 +337,24 @@ def test_a_count_without_a_time_leans_on_nothing() -> None:
     timed = plan(workload="llama31_405b", accelerator="H100", devices=[1, 256, 512])
     has_time = timed[timed["time_to_train_min"].notna()]["accelerators"].tolist()
     assert has_time and [_count(n) for n in leaning] == has_time
+
+
+def test_counts_of_the_same_flags_are_said_in_one_line() -> None:
+    """The terminal's answer said a refusal once per count (`plan -w llama31_405b -a H100`,
+    the default counts: four 3-line sentences alike for 8 to 64) where --explain groups
+    them: now one line per flags, naming its counts, each flagged count in one line."""
+    counts = [8, 16, 32, 64, 128, 256]
+    asked = ["plan", "-w", "llama31_405b", "-a", "H100", "-n", ",".join(map(str, counts))]
+    result = CliRunner().invoke(app, asked)
+    assert result.exit_code == 0, result.output
+    heads = re.findall(r"^([\d, and]+): no time: ", result.stdout, re.M)
+    said = [[_count(c) for c in re.split(r", | and ", head)] for head in heads]
+    table = plan(workload="llama31_405b", accelerator="H100", devices=counts)
+    groups: dict[str, list[int]] = {}
+    for n, flags in zip(table["accelerators"], table["flags"], strict=True):
+        if flags:
+            groups.setdefault(flags, []).append(int(n))
+    assert said == list(groups.values()) == [[8, 16, 32, 64], [128]]
 
 
 def test_one_count_may_be_given_as_a_number() -> None:

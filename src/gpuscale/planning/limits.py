@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from gpuscale.planning.predict import (
     FLOAT_SLACK,
     batch_grain,
+    fewest_per_device,
     floor_per_device,
     log2_batch,
     minutes_at_batch,
@@ -290,7 +291,8 @@ def global_batch_beyond(
     ``time_to_train_min`` at a batch a user can run on the count within that largest
     (``predict.runnable_batch``, else whole samples per device under it; None where
     neither is, or where it gives each device fewer samples than any system ran,
-    ``least_per_accelerator``, ``predict.floor_per_device``: no time said); None where the
+    ``least_per_accelerator``, ``predict.fewest_per_device``: its time would be the
+    per-device batch's line continued below the data, no time said); None where the
     batch is within what was run."""
     fit = fits["workloads"][workload]
     data = data or reach(fit)
@@ -301,7 +303,7 @@ def global_batch_beyond(
     if batch > data.most_batch * (1 + FLOAT_SLACK):  # rounded up past it: whole per device
         per = math.floor(data.most_batch / n * (1 + FLOAT_SLACK))
         batch = n * per if per >= 1 and batch_grain(fit) == 1 else None
-    least = floor_per_device(fit)
+    least = fewest_per_device(fit)  # BERT's 4, not the refusal's floor of 1
     if batch is not None and batch / n < least * (1 - FLOAT_SLACK):
         batch = None  # fewer samples per device than any system ran: no time said there
     family, round_name, results = data.most_batch_by

@@ -161,12 +161,17 @@ def ran_batch(entry: SystemEntry) -> bool:
     return not math.isnan(batch) and batch > 0
 
 
+def fewest_per_device(workload: WorkloadFit) -> float:
+    """The smallest per-device batch any system of the workload ran (BERT: 4; inf where
+    none said its batch)."""
+    systems = [s for family in workload["families"].values() for s in family["systems"]]
+    return min((float(s[5]) / int(s[3]) for s in systems if ran_batch(s)), default=math.inf)
+
+
 def floor_per_device(workload: WorkloadFit) -> float:
     """The smallest per-device batch any system of the workload ran, capped at 1 (a
     workload whose submissions never shared a sample between devices: 1)."""
-    systems = [s for family in workload["families"].values() for s in family["systems"]]
-    per = [float(s[5]) / int(s[3]) for s in systems if ran_batch(s)]
-    return min([1.0, *per])
+    return min(1.0, fewest_per_device(workload))
 
 
 def batch_grain(workload: WorkloadFit) -> int:

@@ -115,15 +115,19 @@ def _once(flags: str) -> str:
 
 def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     """The terminal's short plan: its records (a column of ``WHERE_GIVEN`` only where a
-    row has a value), the lines under them (each flagged count's flags, each count
-    planned faster than linear that no flag says; where the rest is) and the title
-    (minutes to train, the interval's level)."""
+    row has a value), the lines under them (the flags, once for the counts that share
+    them; each count planned faster than linear that no flag says; where the rest is) and
+    the title (minutes to train, the interval's level)."""
     records = [_shown(row) for row in result.rows]
     empty = [c for c in WHERE_GIVEN if not any(_given(r[c]) for r in records)]
     records = [{k: v for k, v in r.items() if k not in empty} for r in records]
-    said = [
-        f"{row['accelerators']:,}: {_once(row['flags'])}" for row in result.rows if row["flags"]
-    ]
+    # the counts of the same flags in one line, as --explain's sentences group counts: a
+    # run of counts refused for one reason is said once, not once a count
+    flagged: dict[str, list[int]] = {}
+    for row in result.rows:
+        if row["flags"]:
+            flagged.setdefault(_once(row["flags"]), []).append(row["accelerators"])
+    said = [f"{joined(f'{c:,}' for c in counts)}: {flags}" for flags, counts in flagged.items()]
     # a count planned faster than linear that no flag says (measured so): its cell, one
     # line (--explain's sentence says why)
     said += [

@@ -36,7 +36,7 @@ from gpuscale.hardware.links import (
     pcie_busbw_gbs,
     pcie_preset,
 )
-from gpuscale.sources.bounded import TooLarge, read_at_most
+from gpuscale.sources.bounded import TooLarge, read_at_most, saved_text
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.inputs import STDIN_UNREAD
 from gpuscale.tables.json_depth import JSON
@@ -438,7 +438,7 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
     matrix."""
     try:
         data = read_at_most(path, MAX_TOPO_BYTES, "a saved `nvidia-smi topo -m`")
-        return parse_topo_matrix(data.decode("utf-8", errors="replace"), gpu_name)
+        return parse_topo_matrix(saved_text(data), gpu_name)
     except TooLarge as exc:
         raise ValueError(str(exc)) from None
     except FileNotFoundError:  # said as the results and collectives files are

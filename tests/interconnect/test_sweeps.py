@@ -352,6 +352,16 @@ def test_sizes_rounded_to_whole_elements_are_said_once() -> None:
     )
 
 
+def test_a_size_sent_that_reads_as_the_size_asked_is_said_in_bytes() -> None:
+    """4 KiB all-gathered on 3 ranks goes as 4092 B: the note said "4 KiB as 4 KiB"
+    (both three significant figures); the size sent is then in whole bytes."""
+    from gpuscale.bench.collectives_config import CollectivesConfig, rounded_sizes
+
+    gather = CollectivesConfig(ops=("all_gather",), min_bytes=1024, max_bytes=4096)
+    (said,) = rounded_sizes(gather, "cpu", 3)
+    assert said.endswith("all_gather sent 1 KiB as 1020 B; 2 KiB as 1.99 KiB; 4 KiB as 4092 B")
+
+
 @pytest.mark.slow
 def test_a_sweep_says_how_its_sizes_were_sent(tmp_path: Path) -> None:
     """``gpuscale collectives --min-bytes 3 --max-bytes 13 --ops all_gather`` on two gloo

@@ -3,8 +3,14 @@ generation from the bundles or the GPU's name, and the expected bandwidth."""
 
 from __future__ import annotations
 
-import pytest
+import codecs
+import json
+from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 PHB_PAIR = """\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
@@ -220,3 +226,31 @@ def test_a_pcie_card_named_on_nvswitch_or_past_its_bridge_is_warned() -> None:
     # the SXM part on the same matrix: its figure, no warning
     sxm = parse_topo_matrix(H100_8, "H100 SXM")
     assert sxm.problems == [] and sxm.expected_busbw_gbs() == pytest.approx(18 * 20.6)
+
+
+@pytest.mark.parametrize(
+    "encoding, bom",
+    [
+        ("utf-16", b""),
+        ("utf-16-le", codecs.BOM_UTF16_LE),
+        ("utf-16-be", codecs.BOM_UTF16_BE),
+        ("utf-8", codecs.BOM_UTF8),
+    ],
+)
+def test_a_matrix_saved_as_utf16_or_with_a_bom_is_read(
+    tmp_path: Path, encoding: str, bom: bytes
+) -> None:
+    """``ssh node nvidia-smi topo -m > topo.txt`` in Windows PowerShell 5 writes UTF-16
+    with its byte-order mark, Notepad UTF-8 with one: both were refused as "no GPU header
+    row ... not a saved `nvidia-smi topo -m`"; now read as the same matrix, by ``topo``
+    as by the reader ``collectives`` and ``advise`` share."""
+    from gpuscale.interconnect.topology import read_topo_file
+
+    saved = tmp_path / "saved topo.txt"
+    saved.write_bytes(bom + H100_8.replace("\n", "\r\n").encode(encoding))
+    topo = read_topo_file(saved)
+    assert (len(topo.gpus), topo.expected_busbw_gbs()) == (8, pytest.approx(18 * 20.6))
+    result = CliRunner().invoke(app, ["topo", "--file", str(saved), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert (len(info["gpus"]), info["nvlinks_per_gpu"], info["matrix_problems"]) == (8, 18, [])

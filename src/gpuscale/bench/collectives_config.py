@@ -254,6 +254,13 @@ def sent_bytes(op: str, size: int, ranks: int) -> int:
 ROUNDED_SHOWN = 3
 
 
+def _apart(moved: int, asked: list[int]) -> str:
+    """``moved`` bytes as :func:`format_bytes` writes them, or in whole bytes where that
+    reads as a size asked (4092 B sent for 4 KiB, never "4 KiB as 4 KiB")."""
+    said = format_bytes(moved)
+    return f"{moved} B" if said in map(format_bytes, asked) else said
+
+
 def rounded_sizes(config: CollectivesConfig, device: str, ranks: int) -> list[str]:
     """One sentence where a size of the sweep (``--min-bytes`` doubled up to
     ``--max-bytes``) is not the size sent (:func:`sent_bytes`): the sizes as sent, the
@@ -267,7 +274,7 @@ def rounded_sizes(config: CollectivesConfig, device: str, ranks: int) -> list[st
             if (moved := sent_bytes(op, size, ranks)) != size:
                 sent.setdefault(moved, []).append(size)
         shown = [
-            f"{joined([format_bytes(a) for a in asked])} as {format_bytes(moved)}"
+            f"{joined([format_bytes(a) for a in asked])} as {_apart(moved, asked)}"
             for moved, asked in list(sent.items())[:ROUNDED_SHOWN]
         ]
         more = sum(map(len, list(sent.values())[ROUNDED_SHOWN:]))

@@ -234,6 +234,13 @@ PCIE_LANE_GBS = {int(gen): rate for gen, rate in _DATA["pcie_lane_gbs"]["value"]
 NCCL_PCI_GEN3_X16_GBS = _DATA["nccl_pci_gen3_x16_gbs"]["value"]  # scaled by generation, width
 # Host memory between GPUs without P2P (NCCL's SHM transport, the default beyond PXB).
 SHM_TYPICAL_GBS = _DATA["shm_typical_gbs"]["value"]
+# The citations of the figures a topology's expected bus bandwidth is made of (NCCL's
+# model of each NVLink generation, of PCIe; the typical SHM figure with its note)
+NVLINK_NCCL_SOURCE = {name: g["nccl_gbs"]["source"] for name, g in _DATA["nvlink"].items()}
+PCIE_NCCL_SOURCE = _DATA["nccl_pci_gen3_x16_gbs"]["source"]
+SHM_TYPICAL_SOURCE = (
+    f"{_DATA['shm_typical_gbs']['source']} ({_DATA['shm_typical_gbs'].get('note', '')})"
+)
 CROSS_SOCKET_GBS = _DATA["cross_socket_gbs"]["value"]
 NCCL_NET_GBS_PER_100GBIT = _DATA["nccl_net_gbs_per_100gbit"]["value"]
 
@@ -300,7 +307,12 @@ def nic_path(generation: int | None) -> tuple[str, str]:
     NCCL's topology prices a GPU-to-NIC path (the PCI links it crosses); the preset and its
     bus bandwidth's citation."""
     name = pcie_preset(generation)
-    return name, _DATA["presets"][name]["busbw_gbs"]["source"]
+    return name, busbw_source(name)
+
+
+def busbw_source(preset: str) -> str:
+    """The citation of a preset's bus bandwidth (``data/links.json``)."""
+    return _DATA["presets"][preset]["busbw_gbs"]["source"]
 
 
 def pcie_busbw_gbs(generation: int, width: int = 16) -> float:

@@ -253,7 +253,8 @@ def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
             f" (P2P over PCIe is disabled by the driver on the {part.device.name}: NCCL copies "
             "through host memory)"
         )
-    if info["expected_busbw_gbs"]:
-        bandwidth = f"{number(info['expected_busbw_gbs'], 4)} GB/s"
+    if info["expected_busbw_gbs"]:  # with what it is made of and its citation
+        source = f" ({info['expected_source']})" if info.get("expected_source") else ""
+        bandwidth = f"{number(info['expected_busbw_gbs'], 4)} GB/s{source}"
     said = "ring link" if pair else "slowest link"
     return f"{said}: {link} -> {preset}; expected all-reduce bus bandwidth {bandwidth}{pair}"

@@ -27,12 +27,16 @@ from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.device_names import Resolved, UnknownDevice, lookup, on_link, resolve
 from gpuscale.hardware.links import (
     NVLINK,
+    NVLINK_NCCL_SOURCE,
+    PCIE_NCCL_SOURCE,
     PRESETS,
     SHM_TYPICAL_GBS,
+    SHM_TYPICAL_SOURCE,
+    busbw_source,
     pcie_busbw_gbs,
     pcie_preset,
 )
-from gpuscale.sources.bounded import TooLarge, read_at_most
+from gpuscale.sources.bounded import TooLarge, read_at_most, saved_text
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.inputs import STDIN_UNREAD
 from gpuscale.tables.json_depth import JSON
@@ -204,8 +208,7 @@ class Topology:
         if ring == "NV":
             return self.nvlink_generation
         if ring in ("PIX", "PXB") and self.p2p_by_driver():
-            gen = min((g.pcie_gen for g in self.gpus if g.pcie_gen), default=4)
-            return pcie_preset(gen)
+            return pcie_preset(self._pcie()[0])
         if ring in ("PIX", "PXB", "PHB", "NODE"):
             return "pcie-phb"
         return "pcie-sys" if ring == "SYS" else None
@@ -221,24 +224,55 @@ class Topology:
         """The all-reduce bus bandwidth the ring's link (:meth:`ring_link`) should give
         (NCCL's model of it; see ``gpuscale.hardware.links``), None when the link is not
         known."""
+        return self._expected()[0]
+
+    def expected_source(self) -> str | None:
+        """What :meth:`expected_busbw_gbs` is made of and the citation of each figure in
+        ``data/links.json`` (``18 NVLinks x 20.6 GB/s, NCCL's model: NVIDIA/nccl ...``),
+        and what was assumed for it; None with no figure."""
+        return self._expected()[1]
+
+    def _expected(self) -> tuple[float | None, str | None]:
+        """(:meth:`expected_busbw_gbs`, :meth:`expected_source`)."""
         ring = self.ring_link()
         if ring == "NV":
             links = self.nvlinks_per_gpu()
             generation = NVLINK.get(self.nvlink_generation or "")
             if not links or generation is None or links > generation.links_per_gpu:
-                return None  # unknown, or more links than such a GPU has: no figure
+                return None, None  # unknown, or more links than such a GPU has: no figure
             part = self.part()
             names = [g.name for g in self.gpus]
             if part and bridge_misfits(self.links, names, part.device, self.nvswitch):
-                return None  # links a PCIe card's bridge cannot give: no figure
-            return links * generation.nccl_gbs
+                return None, None  # links a PCIe card's bridge cannot give: no figure
+            name = generation.generation
+            return links * generation.nccl_gbs, (
+                f"{links} NVLinks x {generation.nccl_gbs:g} GB/s, NCCL's model of {name}: "
+                f"{NVLINK_NCCL_SOURCE[name]}"
+            )
         if ring in ("PIX", "PXB") and self.p2p_by_driver():
-            known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
-            gen, width = min(known, default=(4, 16))
-            return pcie_busbw_gbs(gen, width)
+            gen, width, whose = self._pcie()
+            return pcie_busbw_gbs(gen, width), (
+                f"PCIe Gen{gen} x{width} ({whose}), NCCL's model: {PCIE_NCCL_SOURCE}, doubled "
+                "per generation, in proportion to the lanes"
+            )
         if ring in ("PIX", "PXB", "PHB", "NODE"):
-            return SHM_TYPICAL_GBS
-        return PRESETS["pcie-sys"].busbw_gbs if ring == "SYS" else None
+            return SHM_TYPICAL_GBS, SHM_TYPICAL_SOURCE
+        if ring == "SYS":
+            return PRESETS["pcie-sys"].busbw_gbs, busbw_source("pcie-sys")
+        return None, None
+
+    def _pcie(self) -> tuple[int, int, str]:
+        """The PCIe generation and lanes of the slowest GPU's link and whose they are: as
+        NVML reads them now, else the named part's (``--gpu``: a saved matrix holds no
+        PCIe generation; a V100 PCIe is Gen3, an H100 PCIe Gen5), else Gen4 x16, assumed."""
+        known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
+        if known:
+            return (*min(known), "the GPUs' links as read")
+        part = self.part()
+        if part is not None and part.device.pcie_gen:
+            lanes = part.device.pcie_lanes or 16
+            return part.device.pcie_gen, lanes, f"the {part.device.name}'s, from the catalogue"
+        return 4, 16, "assumed: no GPU's PCIe generation is known here"
 
     def within(self, gpus: Iterable[int]) -> Topology:
         """The topology of ``gpus`` alone (indices of ``self.gpus``, in order): their links
@@ -310,6 +344,7 @@ class Topology:
             "ring_link": self.ring_link(),
             "preset": self.preset(),
             "expected_busbw_gbs": self.expected_busbw_gbs(),
+            "expected_source": self.expected_source(),
             "downtrained": self.downtrained(),
             "device": _part_dict(self.part()),
             "matrix_problems": self.problems,
@@ -403,7 +438,7 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
     matrix."""
     try:
         data = read_at_most(path, MAX_TOPO_BYTES, "a saved `nvidia-smi topo -m`")
-        return parse_topo_matrix(data.decode("utf-8", errors="replace"), gpu_name)
+        return parse_topo_matrix(saved_text(data), gpu_name)
     except TooLarge as exc:
         raise ValueError(str(exc)) from None
     except FileNotFoundError:  # said as the results and collectives files are

@@ -8,6 +8,7 @@ sweeps) is read by :func:`json_lines`, its nesting bounded too (``tables.json_de
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -34,6 +35,16 @@ def read_at_most(path: Path, limit_bytes: int, what: str) -> bytes:
     if len(data) > limit_bytes:
         raise TooLarge(f"{quoted_path(path)} holds more than {limit_bytes:,} bytes: not {what}")
     return data
+
+
+def saved_text(data: bytes) -> str:
+    """The text of bytes a person saved: UTF-16 where they begin with its byte-order mark
+    (Windows PowerShell 5's ``>``, as ``ssh node nvidia-smi topo -m > topo.txt`` writes
+    it), else UTF-8, a leading byte-order mark dropped (Notepad's); bytes that decode to
+    nothing replaced, never an error."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def head(path: Path, size: int) -> bytes:

@@ -5,12 +5,14 @@ another colour than RetinaNet's scaling figure)."""
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
 
 import gpuscale.report.svg as svg_module
-from gpuscale.analysis import AnalysisOptions
+from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.mlperf.ingest import read_round
 from gpuscale.report.html import build_report
 
@@ -57,9 +59,10 @@ def _round(tmp_path: Path) -> Path:
     return builder.write_dir(tmp_path)
 
 
-def test_a_family_keeps_its_style_in_every_figure_of_a_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(the report's tables, its page, each figure's chart by file stem)."""
+    tmp_path = tmp_path_factory.mktemp("page-styles")
     tables = read_round(_round(tmp_path))
     drawn = {}
     draw = svg_module.draw
@@ -68,9 +71,17 @@ def test_a_family_keeps_its_style_in_every_figure_of_a_report(
         drawn[stem] = chart
         return draw(chart, stem, **kw)
 
-    monkeypatch.setattr(svg_module, "draw", keep)
-    options = AnalysisOptions(n_boot=100)
-    build_report(tables, ["bert", "retinanet"], tmp_path / "out", options, workers=1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(svg_module, "draw", keep)
+        page = build_report(tables, ["bert", "retinanet"], tmp_path / "out", OPTIONS, workers=1)
+    return tables, page.read_text(), drawn
+
+
+OPTIONS = AnalysisOptions(n_boot=100)
+
+
+def test_a_family_keeps_its_style_in_every_figure_of_a_report(built) -> None:
+    _, _, drawn = built
     families = {"RTX 4090", "Made-up X1", "RX 7900 XTX", "Made-up Y2", "H100-SXM5-80GB"}
     styles = {stem: _family_styles(c.figure, families) for stem, c in drawn.items()}
     assert {"v4.1_overview", "v4.1_bert_scaling", "v4.1_retinanet_scaling"} <= set(styles)
@@ -81,3 +92,29 @@ def test_a_family_keeps_its_style_in_every_figure_of_a_report(
         for family, style in found.items():
             assert style == overview[family], (stem, family)
     assert len({colour for colour, _ in overview.values()}) == len(families)  # none shared
+
+
+def test_like_with_like_bars_are_each_systems_time_interval_as_captioned(built) -> None:
+    """The E' bars of the like-with-like figures are each system's 95% interval of its
+    time to train carried to E', its family reference's time held exact, and their
+    captions say so (not the tables' E' intervals, which carry the reference's too)."""
+    tables, page, drawn = built
+    table = analyze(tables, ["bert"], OPTIONS)[0].table
+    expected = set()
+    for _, rows in table.groupby("accelerator_family"):
+        ref = rows.sort_values(["accelerators", "time_to_train_min"], ascending=[True, False])
+        hours = ref["accelerators"].iloc[0] * ref["time_to_train_min"].iloc[0]
+        for row in rows.itertuples():
+            e = hours / (row.accelerators * row.time_to_train_min)
+            t = row.time_to_train_min
+            low, high = e * t / row.time_to_train_min_ci_high, e * t / row.time_to_train_min_ci_low
+            expected.add((row.accelerators, round(low, 6), round(high, 6)))
+    bars = drawn["v4.1_bert_scaling"].figure.axes[1].collections[0].get_segments()
+    assert {(round(s[0][0]), round(s[0][1], 6), round(s[1][1], 6)) for s in bars} == expected
+    captions = re.findall(r"<figcaption[^>]*>(.*?)</figcaption>", page, flags=re.S)
+    said = [c for c in captions if "bars:" in c and "like with like" in c.lower()]
+    assert len(said) == 3  # the overview and both workloads' scaling figures
+    for caption in said:
+        bars_are = re.search(r"bars: ([^;]*);", unescape(caption))
+        assert bars_are is not None
+        assert "time to train" in bars_are.group(1) and "held exact" in bars_are.group(1)

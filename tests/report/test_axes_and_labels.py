@@ -55,6 +55,25 @@ def test_the_dlrm_convergence_figure_can_be_read(v50) -> None:
     assert len(ticks_in_view(ax.yaxis, ax.get_ylim())) >= 3
 
 
+def test_the_batch_ticks_of_a_convergence_figure_never_overlap(v50) -> None:
+    """R-GAT's global batches span 4,096-262,144: seven ticks written whole overlapped."""
+    result = analyze_workload(v50, "v5.0", "rgat")
+    figure = FIGURES["convergence"](result).figure
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = figure.axes[0]
+    low, high = sorted(ax.get_xlim())
+    labels = [
+        t.label1
+        for t in ax.xaxis.get_major_ticks()
+        if low <= t.get_loc() <= high and t.label1.get_visible() and t.label1.get_text()
+    ]
+    assert len(labels) >= 3
+    boxes = sorted((label.get_window_extent(renderer) for label in labels), key=lambda b: b.x0)
+    assert all(a.x1 < b.x0 for a, b in itertools.pairwise(boxes))
+
+
 def trend_rows(times: dict[str, tuple[int, float]]) -> pd.DataFrame:
     """One round, each family at its (common count, best time)."""
     return pd.DataFrame(

@@ -5,7 +5,7 @@ points predict."""
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.answers import scaling_family
@@ -152,6 +152,10 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             label="RCP means",
         )
     ax.set_xscale("log", base=2)
+    # at most 5 powers of 2: a batch is written whole ("131,072"), and seven of them
+    # across R-GAT's 4,096-262,144 wrote over each other
+    ax.xaxis.set_major_locator(LogLocator(base=2, numticks=5))
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
     ax.set_xlabel("global batch (log scale)")
     ax.set_yscale("log")

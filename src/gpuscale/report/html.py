@@ -205,6 +205,18 @@ def build_report(
     return out_dir / "index.html"
 
 
+def _families_drawn(tables: RoundTables, pairs: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The accelerator families of the (round, workload) pairs a report draws: each is
+    styled among all of them, so it keeps one colour and marker in every figure."""
+    scores = tables.scores
+    if scores.empty or "accelerator_family" not in scores:
+        return ()
+    rows = pd.Series(list(zip(scores["round"], scores["workload"], strict=True))).isin(pairs)
+    return tuple(
+        sorted(scores.loc[rows.to_numpy(bool), "accelerator_family"].dropna().astype(str).unique())
+    )
+
+
 def _draw(
     tables: RoundTables,
     workloads: list[str],
@@ -221,6 +233,7 @@ def _draw(
     has_scores = len(tables.scores) > 0
     names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
     pairs = workload_pairs(tables, workloads)
+    out = replace(out, families=_families_drawn(tables, pairs))
     rounds = sorted(tables.scores["round"].unique())
     source = out.cache.key("tables", tables)  # ~5 ms, once
     with figure_executor(workers) as pool:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict
 
@@ -234,14 +236,38 @@ def finish(fig: Figure, ax: Axes, labels: dict[str, list[str]]) -> Chart:
     return Chart(fig, labels)
 
 
+# The families of every figure of one page (a report), set by :func:`page_families`
+# around each of its figures: a family past FAMILY_ORDER's 16th is styled among them, so it
+# keeps one colour and marker on the whole page, not one per figure.
+_PAGE_FAMILIES: ContextVar[frozenset[str]] = ContextVar("page_families", default=frozenset())
+
+
+@contextmanager
+def page_families(families: Iterable[str]) -> Iterator[None]:
+    """Within it, :func:`family_styles` styles each figure's families as among
+    ``families`` (every family the page draws): one style per family on the page."""
+    token = _PAGE_FAMILIES.set(frozenset(str(f) for f in families))
+    try:
+        yield
+    finally:
+        _PAGE_FAMILIES.reset(token)
+
+
 def family_styles(families: Iterable[str]) -> dict[str, tuple[str, str]]:
     """(colour, marker) of each family of one figure. The 16 families of FAMILY_ORDER
     that come first keep their own colour in every figure; the others take the first
-    colour no family of this figure has, so no two families of a figure share one while
-    there are 16 or fewer (then colours repeat with another marker)."""
+    colour no family of the page (:func:`page_families`; else of this figure) has, so
+    each keeps its style in every figure of a page and no two families of a page share
+    one while there are 16 or fewer (then colours repeat with another marker)."""
+    own = {str(f) for f in families}
+    page = _styles(own | _PAGE_FAMILIES.get())
+    return {family: page[family] for family in sorted(own, key=_family_rank)}
+
+
+def _styles(families: set[str]) -> dict[str, tuple[str, str]]:
     chosen: dict[str, tuple[str, str]] = {}
     rest = []
-    for family in sorted(set(families), key=_family_rank):
+    for family in sorted(families, key=_family_rank):
         index = _family_rank(family)[0]
         if index < len(FAMILY_PALETTE):
             chosen[family] = (FAMILY_PALETTE[index], MARKERS[index % len(MARKERS)])

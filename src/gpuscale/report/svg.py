@@ -142,12 +142,15 @@ class FigureFiles:
     png: bool = False
     cache: Cache = field(default_factory=Cache)
     every: bool = True
+    # every accelerator family the page's figures draw: each keeps one colour and marker
+    # in all of them (``gpuscale.report.style.page_families``); empty: each figure's own
+    families: tuple[str, ...] = ()
 
     def key(self, stem: str, *inputs: object) -> str:
         """The cache key of the figure ``stem`` drawn from ``inputs`` ("": not cached)."""
         if self.cache.folder is None or not inputs:
             return ""
-        return self.cache.key("figure", stem, self.png, *inputs)
+        return self.cache.key("figure", stem, self.png, self.families, *inputs)
 
     def save(self, make: Callable[[], Chart], stem: str, *inputs: object) -> tuple[str, list[str]]:
         """The inline SVG and file names of the figure ``make()`` draws from ``inputs``
@@ -158,8 +161,12 @@ class FigureFiles:
         if isinstance(drawn, NothingToDraw):  # why it was not drawn, kept as well
             raise drawn
         if not isinstance(drawn, Drawn):
+            # lazy: the figure style imports matplotlib, only in the process that draws
+            from gpuscale.report.style import page_families
+
             try:
-                drawn = draw(make(), stem, png=self.png)
+                with page_families(self.families):
+                    drawn = draw(make(), stem, png=self.png)
             except NothingToDraw as why:
                 if key:
                     self.cache.put(key, why)

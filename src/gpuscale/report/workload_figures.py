@@ -18,11 +18,16 @@ from gpuscale.tables import display_name
 if TYPE_CHECKING:  # its type alone: matplotlib only in the process that draws
     from gpuscale.report.style import Chart
 
+# What the like-with-like figures' bars leave out: they are a system's time interval
+# carried to S and E', the family reference's time exact (the tables' intervals of S and E'
+# and the efficiency_ci figure's bootstrap the reference's time and choice too)
+HELD = "its reference's held exact"
+
 FIGURE_TITLES = {
     "scaling": "Like with like (each system against its own family's smallest): speedup with "
     "the ideal line, E' with the threshold, time against accelerator-hours (Pareto front) "
-    "and why E' falls (throughput efficiency x convergence factor); bars: 95% intervals, "
-    "ring: the recommended count",
+    "and why E' falls (throughput efficiency x convergence factor); bars: 95% intervals of "
+    f"each system's time to train, {HELD}; ring: the recommended count",
     "systems": "Systems by accelerator type and count (size: systems sharing a "
     "configuration and cluster; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
@@ -141,7 +146,8 @@ def overview_task(
     svg, files = out.save(lambda: _figures()["overview_like"](results, recs), stem, bases)
     title = (
         "E' against accelerators, like with like: each system against the smallest, slowest "
-        "system of its own family (bars: 95% intervals of its time; dotted: the threshold; "
+        f"system of its own family (bars: 95% intervals of each system's time to train, {HELD}; "
+        "dotted: the threshold; "
         "ring: the recommended count)"
     )
     return RenderedFigure("overview_like", title, svg, files)

@@ -325,3 +325,47 @@ def test_an_energy_no_accelerator_can_draw_is_flagged_and_left_out_of_findings(
     assert [k for k, f in rows.items() if f.endswith(": not drawn.")] == ["Acme kw", "Acme hot"]
     (scale_said,) = [f for f in section.findings if "it takes" in f]
     assert "1,152 kJ at 8 accelerators, 2,160 kJ at 16" in scale_said
+
+
+def _official_run_joules(folder: Path, run: str) -> float:
+    """A run's energy (J) by mlperf-logging's own summarizer functions, on ``folder``."""
+    import contextlib
+    import io
+
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
+    result_file = f"{folder}/{run}.txt"
+    with contextlib.redirect_stdout(io.StringIO()):
+        start, stop = rs._query_run_start_stop(
+            rs._read_result_file(result_file, "training", "4.1.0")
+        )
+        return rs._compute_total_power(str(folder), result_file, stop - start, "4.1.0")
+
+
+@pytest.mark.parametrize("stop_at_start", [False, True])
+def test_each_runs_energy_is_the_official_summarizers(tmp_path: Path, stop_at_start: bool) -> None:
+    """Run by run, gpuscale's energy is what mlperf-logging's summarizer computes from the
+    same logs (readings out of order, a conversion efficiency, a switch). Where the stop
+    marker is logged at the start (v4.0's SMC logs), the official tool divides by zero;
+    gpuscale's energy is the official tool's on those logs without the marker."""
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [1, 2, 3, 4, 5])
+    for i in range(5):
+        stem = f"Acme/results/box/bert/power/result_{i}"
+        readings = [(3000, 5200.0 + 10 * i), (1000, 5000.0), (2500, 5900.0), (4000, 6100.0)]
+        stop = 0 if stop_at_start else 4500
+        rb.raw(f"{stem}/node_0.txt", node_log(readings, 0, stop, 0.93))
+        rb.raw(f"{stem}/node_1.txt", node_log([(700, 4800.0), (4200, 5100.0)], 0, stop))
+        switch = [line("conversion_eff", 0.9, 0), line("interconnect_power_est", 300.0 + i, 0)]
+        rb.raw(f"{stem}/sw_0.txt", "\n".join(switch))
+    root = rb.write_dir(tmp_path)
+    runs = read_round(root).runs.set_index("run_file")
+    folder = root / "Acme/results/box/bert"
+    if stop_at_start:
+        with pytest.raises(ZeroDivisionError):
+            _official_run_joules(folder, "result_0")
+        for node in folder.glob("power/*/node_*.txt"):  # the official rule without a stop
+            kept = [t for t in node.read_text().splitlines() if "power_measurement_stop" not in t]
+            node.write_text("\n".join(kept))
+    official = {f"result_{i}.txt": _official_run_joules(folder, f"result_{i}") for i in range(5)}
+    ours = {name: 1000 * runs.loc[name, "energy_kj"] for name in official}
+    assert ours == pytest.approx(official, rel=1e-12)

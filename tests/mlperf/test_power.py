@@ -306,6 +306,11 @@ def test_an_energy_no_accelerator_can_draw_is_flagged_and_left_out_of_findings(
     assert flagged.to_dict() == {"ok": False, "kw": True, "hot": True, "ok2": False}
     assert f"under {MIN_ACCELERATOR_POWER_W:,.0f} W" in energy.loc["kw", "energy_flag"]
     assert f"above {MAX_ACCELERATOR_POWER_W:,.0f} W" in energy.loc["hot", "energy_flag"]
+    # gpuscale dataset carries the same flag beside the energy
+    from gpuscale.analysis.dataset import dataset
+
+    results = dataset(tables)[0].set_index("system_id")
+    assert results["energy_flag"].to_dict() == energy["energy_flag"].to_dict()
     # the scale compares the plausible results only: 8 -> 16 accelerators, ok -> ok2
     scale = energy_against_scale(energy_table(tables))
     assert scale[["accelerators_from", "accelerators_to"]].values.tolist() == [[8, 16]]

@@ -79,10 +79,7 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
     hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
     # float64, as every other energy column (an Int64 count made it Float64: pd.NA, not NaN)
     scores["energy_per_accelerator_hour_kj"] = (scores["energy_kj"] / hours).astype(float)
-    # kJ per accelerator-hour / 3.6 is W per accelerator: one beyond any accelerator's draw
-    # is a wrong unit or count in the logs, not a finding
-    watts = scores["energy_per_accelerator_hour_kj"] / 3.6
-    scores["energy_flag"] = [accelerator_power_flag(float(w)) for w in watts]
+    scores["energy_flag"] = energy_flags(scores)
     # the kept runs' measured energy over the samples they trained (unscaled): the score's
     # scaling factor stretches its energy and time, not the work done
     per_sample = 1000.0 * parts["energy_kj"] / parts["samples"]
@@ -92,6 +89,16 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
         counted_in_samples & plausible_samples(scores).notna()
     )
     return scores.sort_values(["round", "benchmark", "accelerators"]).reset_index(drop=True)
+
+
+def energy_flags(scores: pd.DataFrame) -> list[str]:
+    """Each score row's ``energy_flag``: why the power per accelerator its energy to train
+    implies (kJ per accelerator-hour / 3.6, W) cannot be true, a wrong unit or count in the
+    logs, not a finding (``plausibility.accelerator_power_flag``; "" where plausible or
+    without an energy)."""
+    hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
+    watts = (scores["energy_kj"] / hours).astype(float) / 3.6
+    return [accelerator_power_flag(float(w)) for w in watts]
 
 
 def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:

@@ -469,3 +469,33 @@ def under_floor(
         if isinstance(value, int | float) and math.isfinite(value) and value < floor:
             found.append((name, float(value), floor))
     return found
+
+
+# An energy to train over its accelerator-time, N x T, is the average power per accelerator,
+# host included (its share of the node's CPUs, memory, network, fans and supply losses). It
+# cannot exceed 1.5 x the highest board power of the device catalogue (data/devices.csv:
+# 1,000 W, B200 and GH200): v5.0's Lenovo 8 x B200 nodes drew 1,180 W per accelerator. Nor
+# can it fall under 50 W, under the lowest board power known (70 W, T4) while training:
+# v4.0-v5.0's power results span 690-1,180 W. Outside, the logs' unit (kW for W), the node
+# count or the accelerator count is wrong: the energy is flagged, left out of findings.
+MAX_ACCELERATOR_POWER_W = 1_500.0
+MIN_ACCELERATOR_POWER_W = 50.0
+
+
+def accelerator_power_flag(watts: object) -> str:
+    """Why an energy to train implying ``watts`` per accelerator (host included) cannot be
+    true, "" where it can (or is not known: None, NaN)."""
+    value = number_or_none(watts)
+    if value is None or not math.isfinite(value):
+        return ""
+    if value > MAX_ACCELERATOR_POWER_W:
+        bound = f"above {number(MAX_ACCELERATOR_POWER_W)} W"
+    elif value < MIN_ACCELERATOR_POWER_W:
+        bound = f"under {number(MIN_ACCELERATOR_POWER_W)} W"
+    else:
+        return ""
+    return (
+        f"implies {number(value)} W per accelerator, host included ({bound}, beyond any "
+        "accelerator's draw while training): check the power logs' unit (W) and the "
+        "system's node and accelerator counts"
+    )

@@ -265,3 +265,112 @@ def test_the_bundled_smc_multi_node_power_logs_repeat_in_pairs() -> None:
         "64xSMC-H100-SXM-80GB llama2_70b_lora": "236 of its 640",
     }
     assert len(copies) == 12 and set(copies["kind"]) == {"power log"}
+
+
+def _drawing(rb: RoundBuilder, system_id: str, node_w: float, nodes: int = 1) -> None:
+    """Five bert runs (1-5 minutes) of ``system_id`` whose nodes each log ``node_w``."""
+    rb.system("Acme", system_id, nodes=str(nodes)).runs("Acme", system_id, "bert", [1, 2, 3, 4, 5])
+    for i in range(5):
+        for n in range(nodes):
+            log = node_log([(1000, node_w)], 0, 1000)
+            rb.raw(f"Acme/results/{system_id}/bert/power/result_{i}/node_{n}.txt", log)
+
+
+def test_an_energy_no_accelerator_can_draw_is_flagged_and_left_out_of_findings(
+    tmp_path: Path,
+) -> None:
+    """An energy to train over N x T is the power per accelerator, host included: a node of
+    8 logging 6.4 (kW written for W) is 0.8 W each, one logging 24,000 W 3,000 W each; both
+    are flagged (``energy_flag``) and said under the table, and neither sets the headline,
+    the energy against scale nor the report's figure. The energy score stays MLCommons'."""
+    from gpuscale.analysis.energy_per_result import energy_against_scale, energy_table
+    from gpuscale.plausibility import MAX_ACCELERATOR_POWER_W, MIN_ACCELERATOR_POWER_W
+
+    rb = RoundBuilder()
+    _drawing(rb, "ok", 6_400.0)  # 800 W per accelerator
+    _drawing(rb, "kw", 6.4)  # 0.8 W: the node's kW logged as W
+    _drawing(rb, "hot", 24_000.0, nodes=2)  # 3,000 W per accelerator, 16 of them
+    _drawing(rb, "ok2", 6_000.0, nodes=2)  # 750 W, 16 accelerators
+    tables = read_round(rb.write_dir(tmp_path))
+    # kept runs 2-4 minutes: the score is the mean energy, as the official rule has it
+    scores = tables.scores.set_index("system_id")
+    assert scores.loc["kw", "energy_kj"] == pytest.approx(6.4 * 180 / 1000)
+    # flagged where the score is made: the round's problems name both folders
+    problems = tables.problems[tables.problems["kind"] == "impossible value"]
+    assert sorted(problems["path"]) == [f"Acme/results/{s}/bert/power" for s in ("hot", "kw")]
+    assert all("W per accelerator" in m for m in problems["message"])
+    energy = energy_table(tables).set_index("system_id")
+    watts = energy["energy_per_accelerator_hour_kj"] / 3.6
+    assert watts.to_dict() == pytest.approx({"ok": 800.0, "kw": 0.8, "hot": 3000.0, "ok2": 750.0})
+    flagged = energy["energy_flag"] != ""
+    assert flagged.to_dict() == {"ok": False, "kw": True, "hot": True, "ok2": False}
+    assert f"under {MIN_ACCELERATOR_POWER_W:,.0f} W" in energy.loc["kw", "energy_flag"]
+    assert f"above {MAX_ACCELERATOR_POWER_W:,.0f} W" in energy.loc["hot", "energy_flag"]
+    # gpuscale dataset carries the same flag beside the energy
+    from gpuscale.analysis.dataset import dataset
+
+    results = dataset(tables)[0].set_index("system_id")
+    assert results["energy_flag"].to_dict() == energy["energy_flag"].to_dict()
+    # the scale compares the plausible results only: 8 -> 16 accelerators, ok -> ok2
+    scale = energy_against_scale(energy_table(tables))
+    assert scale[["accelerators_from", "accelerators_to"]].values.tolist() == [[8, 16]]
+    assert scale["energy_from_kj"].iloc[0] == pytest.approx(6.4 * 180)
+    assert scale["energy_to_kj"].iloc[0] == pytest.approx(2 * 6.0 * 180)
+    view = energy_view(tables, ["bert"])
+    # the least energy said is ok's (1,152 kJ), not kw's 1.15 kJ
+    assert view.headline[0].split(": ", 1)[1].startswith("BERT 1,152 kJ, ok (Acme")
+    notes = [n for n in view.notes if "W per accelerator" in n]
+    assert [n.split()[1] for n in notes] == ["Acme/kw", "Acme/hot"]
+    # the report says each flagged energy with its flag, and compares the others only
+    from gpuscale.report.rounds_section import energy_section
+    from gpuscale.report.svg import FigureFiles
+
+    section = energy_section(tables, ["bert"], FigureFiles(tmp_path, every=False))
+    rows = {f.split(", ")[0].split(": ")[1]: f for f in section.findings if "W per acc" in f}
+    assert [k for k, f in rows.items() if f.endswith(": not drawn.")] == ["Acme kw", "Acme hot"]
+    (scale_said,) = [f for f in section.findings if "it takes" in f]
+    assert "1,152 kJ at 8 accelerators, 2,160 kJ at 16" in scale_said
+
+
+def _official_run_joules(folder: Path, run: str) -> float:
+    """A run's energy (J) by mlperf-logging's own summarizer functions, on ``folder``."""
+    import contextlib
+    import io
+
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
+    result_file = f"{folder}/{run}.txt"
+    with contextlib.redirect_stdout(io.StringIO()):
+        start, stop = rs._query_run_start_stop(
+            rs._read_result_file(result_file, "training", "4.1.0")
+        )
+        return rs._compute_total_power(str(folder), result_file, stop - start, "4.1.0")
+
+
+@pytest.mark.parametrize("stop_at_start", [False, True])
+def test_each_runs_energy_is_the_official_summarizers(tmp_path: Path, stop_at_start: bool) -> None:
+    """Run by run, gpuscale's energy is what mlperf-logging's summarizer computes from the
+    same logs (readings out of order, a conversion efficiency, a switch). Where the stop
+    marker is logged at the start (v4.0's SMC logs), the official tool divides by zero;
+    gpuscale's energy is the official tool's on those logs without the marker."""
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [1, 2, 3, 4, 5])
+    for i in range(5):
+        stem = f"Acme/results/box/bert/power/result_{i}"
+        readings = [(3000, 5200.0 + 10 * i), (1000, 5000.0), (2500, 5900.0), (4000, 6100.0)]
+        stop = 0 if stop_at_start else 4500
+        rb.raw(f"{stem}/node_0.txt", node_log(readings, 0, stop, 0.93))
+        rb.raw(f"{stem}/node_1.txt", node_log([(700, 4800.0), (4200, 5100.0)], 0, stop))
+        switch = [line("conversion_eff", 0.9, 0), line("interconnect_power_est", 300.0 + i, 0)]
+        rb.raw(f"{stem}/sw_0.txt", "\n".join(switch))
+    root = rb.write_dir(tmp_path)
+    runs = read_round(root).runs.set_index("run_file")
+    folder = root / "Acme/results/box/bert"
+    if stop_at_start:
+        with pytest.raises(ZeroDivisionError):
+            _official_run_joules(folder, "result_0")
+        for node in folder.glob("power/*/node_*.txt"):  # the official rule without a stop
+            kept = [t for t in node.read_text().splitlines() if "power_measurement_stop" not in t]
+            node.write_text("\n".join(kept))
+    official = {f"result_{i}.txt": _official_run_joules(folder, f"result_{i}") for i in range(5)}
+    ours = {name: 1000 * runs.loc[name, "energy_kj"] for name in official}
+    assert ours == pytest.approx(official, rel=1e-12)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuscale.analysis.energy_per_result import energy_flags
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import write_atomically
 from gpuscale.sources.atomic import replacing
@@ -97,6 +98,7 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     # one description per system: a second would repeat its results
     results = tables.scores.merge(system_facts.drop_duplicates(key), on=key, how="left")
     results["workload_name"] = results["workload"].map(display_name)
+    results["energy_flag"] = energy_flags(results)  # as `gpuscale energy` flags it
     rounds = sorted(results["round"].unique(), key=round_key)
     results = in_round_order(results, ["round", "benchmark", "org", "system_id"], rounds)
     on = [*key, "benchmark"]

@@ -6,7 +6,10 @@ interconnect (switches):
 ``energy_per_sample_j = 1000 * sum(energy_kj) / sum(samples_to_converge)`` over the runs
 the score kept, as measured (unscaled: a physical quantity, where the convergence count is
 in samples and not flagged as impossible),
-``energy_per_accelerator_hour_kj = energy_kj / (N * T / 60)`` (both scaled alike).
+``energy_per_accelerator_hour_kj = energy_kj / (N * T / 60)`` (both scaled alike), whose
+power per accelerator (``/ 3.6``, W) outside what any accelerator draws flags the row
+(``energy_flag``, ``plausibility.accelerator_power_flag``): kept in the table, left out of
+the headline, the energy-against-scale and measured-twice findings and the report's figure.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.names import resolve_workload
+from gpuscale.plausibility import accelerator_power_flag
 from gpuscale.quantities import TABLE_DIGITS, counted, joined, number
 from gpuscale.tables import RoundTables, Unit, display_name, round_key
 from gpuscale.tables.checks import check_round_tables, check_text
@@ -57,7 +61,8 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
     scores = scores.dropna(subset=["energy_kj"]).copy()
     if scores.empty:  # no row, every column a full table has (an empty CSV's header)
         derived = ("compute_share", "energy_per_accelerator_hour_kj", "energy_per_sample_j")
-        return scores.assign(power_scope=pd.Series(dtype=str), **dict.fromkeys(derived, 0.0))
+        text = {c: pd.Series(dtype=str) for c in ("power_scope", "energy_flag")}
+        return scores.assign(**text, **dict.fromkeys(derived, 0.0))
     scores["power_scope"] = power_scope(scores)
     kept = tables.runs[tables.runs["kept"].astype(bool)]
     # a kept run's samples only where it has an energy: sum(energy) / sum(samples) of one
@@ -74,6 +79,7 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
     hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
     # float64, as every other energy column (an Int64 count made it Float64: pd.NA, not NaN)
     scores["energy_per_accelerator_hour_kj"] = (scores["energy_kj"] / hours).astype(float)
+    scores["energy_flag"] = energy_flags(scores)
     # the kept runs' measured energy over the samples they trained (unscaled): the score's
     # scaling factor stretches its energy and time, not the work done
     per_sample = 1000.0 * parts["energy_kj"] / parts["samples"]
@@ -83,6 +89,16 @@ def _every_energy(tables: RoundTables) -> pd.DataFrame:
         counted_in_samples & plausible_samples(scores).notna()
     )
     return scores.sort_values(["round", "benchmark", "accelerators"]).reset_index(drop=True)
+
+
+def energy_flags(scores: pd.DataFrame) -> list[str]:
+    """Each score row's ``energy_flag``: why the power per accelerator its energy to train
+    implies (kJ per accelerator-hour / 3.6, W) cannot be true, a wrong unit or count in the
+    logs, not a finding (``plausibility.accelerator_power_flag``; "" where plausible or
+    without an energy)."""
+    hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
+    watts = (scores["energy_kj"] / hours).astype(float) / 3.6
+    return [accelerator_power_flag(float(w)) for w in watts]
 
 
 def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:
@@ -99,8 +115,11 @@ def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:
     energy_per_sample_to_j (NaN where convergence is not counted in samples)."""
     rows = []
     keys = ["round", "workload", "org", "accelerator_family"]
-    # a result without its count, time or energy has no place on the scale
-    energy = energy.dropna(subset=["accelerators", "time_to_train_min", "energy_kj"])
+    # a result without its count, time or energy, or whose energy cannot be true, has no
+    # place on the scale
+    energy = plausible_energy(energy).dropna(
+        subset=["accelerators", "time_to_train_min", "energy_kj"]
+    )
     for key, group in energy.groupby(keys, sort=True):
         # the fastest result at each count (two systems at one count: the faster one)
         best = group.sort_values("time_to_train_min").drop_duplicates("accelerators")
@@ -194,12 +213,34 @@ def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
     return out
 
 
+def plausible_energy(energy: pd.DataFrame) -> pd.DataFrame:
+    """The rows of an ``energy_table`` whose energy can be true (``energy_flag`` empty;
+    every row of a frame without the column)."""
+    if "energy_flag" not in energy:
+        return energy
+    return energy[energy["energy_flag"].fillna("").astype(str) == ""]
+
+
+def flagged_notes(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note per energy row whose energy cannot be true (``energy_flag``): kept in the
+    table, left out of every finding."""
+    if "energy_flag" not in frame:
+        return ()
+    flagged = frame[frame["energy_flag"].fillna("").astype(str) != ""]
+    return tuple(
+        f"{r.round} {r.org}/{r.system_id} {r.benchmark}: energy to train "
+        f"{number(r.energy_kj, TABLE_DIGITS)} kJ {r.energy_flag}; left out of the findings"
+        for r in flagged.itertuples(index=False)
+    )
+
+
 def measured_twice(energy: pd.DataFrame) -> pd.DataFrame:
     """Pairs of energy rows of the same runs (one names the other in ``same_runs_as``, or
     both name a third), each measured at its own point of the power chain: the first by
     scope (AC before DC) against each other. Columns: round, workload, accelerators,
     first / second (``org/system_id``), first_scope / second_scope, first_energy_kj /
     second_energy_kj, energy_ratio (second / first)."""
+    energy = plausible_energy(energy)
     named = energy["org"].astype(str) + "/" + energy["system_id"].astype(str)
     twin = energy["same_runs_as"].fillna("").astype(str)
     rows = energy.assign(named=named, runs_of=twin.where(twin != "", named))
@@ -305,7 +346,7 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     training metric, kJ) among the results of the workload with the most of them in the
     table (energy to train compares within a workload only), its energy per sample
     where counted; where the table has other workloads, how to choose one."""
-    measured = frame.dropna(subset=["energy_kj"])
+    measured = plausible_energy(frame).dropna(subset=["energy_kj"])
     if measured.empty:
         return ()
     counts = measured["workload"].value_counts(sort=False)
@@ -358,6 +399,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         "energy to train (official rule)",
         ENERGY_DROP_ORDER,
         notes=(
+            *flagged_notes(frame),
             *per_sample_missing(frame),
             *lost,
             *scope_notes(frame),

@@ -37,6 +37,7 @@ from gpuscale.mlperf.mllog import (
     time_of,
     value_of,
 )
+from gpuscale.plausibility import accelerator_power_flag
 from gpuscale.tables import ProblemKind, ProblemRow, Row, benchmark_of_folder, problem_row
 from gpuscale.tables.power_copies import copies_said
 from gpuscale.tables.power_scope import SCOPES, named_scope, scope_disagreement, stated_scope
@@ -254,3 +255,25 @@ def result_scopes(
             where = f"{org}/results/{system_id}/{folder}/power"
             problems.append(problem_row(round_name, where, ProblemKind.POWER_LOG, said))
     return out, problems
+
+
+def flag_energies(round_name: str, rows: list[Row]) -> list[ProblemRow]:
+    """An ``impossible value`` problem per score row whose energy to train over its
+    accelerator-time implies a power per accelerator none draws
+    (``plausibility.accelerator_power_flag``): the logs' unit or the system's counts are
+    wrong. The official score stands; ``gpuscale energy`` flags the row and leaves it out
+    of its findings."""
+    problems = []
+    for row in rows:
+        energy, n, minutes = (
+            row.get("energy_kj"),
+            row.get("accelerators"),
+            row.get("time_to_train_min"),
+        )
+        if energy is None or not n or not minutes:
+            continue
+        if said := accelerator_power_flag(1000.0 * energy / (n * minutes * 60.0)):
+            where = f"{row['org']}/results/{row['system_id']}/{row['benchmark']}/power"
+            message = f"energy_kj {energy:,.4g}: {said} (the official score stands)"
+            problems.append(problem_row(round_name, where, ProblemKind.IMPOSSIBLE_VALUE, message))
+    return problems

@@ -23,6 +23,7 @@ import pandas as pd
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.convergence_check import flag_samples
+from gpuscale.mlperf.power import flag_energies
 from gpuscale.mlperf.rcp import olympic_samples
 from gpuscale.mlperf.rules import benchmarks_of, result_file_counts, ruleset_for
 from gpuscale.tables import (
@@ -255,7 +256,7 @@ def build_scores(
             kept[counted[i]] = True
         problems += found
         rows.append(row)
-    problems += flag_samples(round_name, rows)
+    problems += flag_samples(round_name, rows) + flag_energies(round_name, rows)
     scores = frame_of(SCORES_SCHEMA, rows)  # numbers stay numbers in a round without any
     return ScoredRound(scores=scores, kept=kept, problems=problems)
 

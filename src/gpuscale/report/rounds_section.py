@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
+from gpuscale.analysis.energy_per_result import (
+    energy_scale_sentences,
+    energy_table,
+    plausible_energy,
+)
 from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
@@ -67,7 +71,9 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
             f"{number(row.energy_kj, TABLE_DIGITS)} kJ "
             f"({row.energy_kj / 3600:,.1f} kWh) in {format_minutes(row.time_to_train_min)}, "
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
-            f"host, power scope {row.power_scope}."
+            f"host, power scope {row.power_scope}"
+            # an energy no accelerator can draw: said, and kept out of the figure
+            + (f"; it {row.energy_flag}: not drawn." if row.energy_flag else ".")
         )
     title = "Energy to train (official rule, power submissions)"
     caption = "Energy against accelerators; time against energy with the Pareto front"
@@ -75,8 +81,11 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
         return ExtraSection(
             "energy", title, findings, [], not_drawn(out, f"its figure ({caption.lower()})")
         )
+    drawn = plausible_energy(energy)
+    if drawn.empty:
+        return ExtraSection("energy", title, findings, [])
     svg, files = out.save(
-        lambda: _chart("energy_chart", energy), f"{rounds.replace(', ', '_')}_energy", energy
+        lambda: _chart("energy_chart", drawn), f"{rounds.replace(', ', '_')}_energy", drawn
     )
     return ExtraSection("energy", title, findings, [(caption, svg, files)])
 

@@ -202,6 +202,7 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "convergence_unit",
     "samples_to_converge_flag",
     "energy_kj",
+    "energy_flag",  # why its power per accelerator cannot be true ("": plausible)
     "first_round",
     "republished_in",
     "same_runs_as",

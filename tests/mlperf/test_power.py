@@ -280,7 +280,7 @@ def test_an_energy_no_accelerator_can_draw_is_flagged_and_left_out_of_findings(
     tmp_path: Path,
 ) -> None:
     """An energy to train over N x T is the power per accelerator, host included: a node of
-    8 logging 6.4 (kW written for W) is 0.8 W each, one logging 24,000 W 3,000 W each; both
+    8 logging 6.4 (kW written for W) is 0.8 W each, one logging 48,000 W 6,000 W each; both
     are flagged (``energy_flag``) and said under the table, and neither sets the headline,
     the energy against scale nor the report's figure. The energy score stays MLCommons'."""
     from gpuscale.analysis.energy_per_result import energy_against_scale, energy_table
@@ -289,7 +289,7 @@ def test_an_energy_no_accelerator_can_draw_is_flagged_and_left_out_of_findings(
     rb = RoundBuilder()
     _drawing(rb, "ok", 6_400.0)  # 800 W per accelerator
     _drawing(rb, "kw", 6.4)  # 0.8 W: the node's kW logged as W
-    _drawing(rb, "hot", 24_000.0, nodes=2)  # 3,000 W per accelerator, 16 of them
+    _drawing(rb, "hot", 48_000.0, nodes=2)  # 6,000 W per accelerator, 16 of them
     _drawing(rb, "ok2", 6_000.0, nodes=2)  # 750 W, 16 accelerators
     tables = read_round(rb.write_dir(tmp_path))
     # kept runs 2-4 minutes: the score is the mean energy, as the official rule has it
@@ -301,7 +301,7 @@ def test_an_energy_no_accelerator_can_draw_is_flagged_and_left_out_of_findings(
     assert all("W per accelerator" in m for m in problems["message"])
     energy = energy_table(tables).set_index("system_id")
     watts = energy["energy_per_accelerator_hour_kj"] / 3.6
-    assert watts.to_dict() == pytest.approx({"ok": 800.0, "kw": 0.8, "hot": 3000.0, "ok2": 750.0})
+    assert watts.to_dict() == pytest.approx({"ok": 800.0, "kw": 0.8, "hot": 6000.0, "ok2": 750.0})
     flagged = energy["energy_flag"] != ""
     assert flagged.to_dict() == {"ok": False, "kw": True, "hot": True, "ok2": False}
     assert f"under {MIN_ACCELERATOR_POWER_W:,.0f} W" in energy.loc["kw", "energy_flag"]

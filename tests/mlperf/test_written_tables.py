@@ -6,6 +6,7 @@ written to CSV with one leading ``'``, the Parquet keeping it as logged."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -86,3 +87,15 @@ def test_as_csv_escapes_only_text_and_keeps_a_quote_reversible() -> None:
     assert str(as_parquet(frame)["global_batch_size"].dtype) == "Int64"
     fractional = frame.assign(global_batch_size=[1.5, 2.0, 3.0, 4.0, 5.0])
     assert str(as_parquet(fractional)["global_batch_size"].dtype) == "float64"  # as logged
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_scores_shows_the_global_batch_as_a_whole_number(tmp_path: Path, fmt: str) -> None:
+    shown = CliRunner().invoke(app, ["scores", str(_round(tmp_path)), "-f", fmt, "--all-columns"])
+    assert shown.exit_code == 0, shown.output
+    if fmt == "json":
+        row = json.loads(shown.stdout)[0]
+        assert row["global_batch_size"] == 256 and isinstance(row["global_batch_size"], int)
+    else:
+        raw = pd.read_csv(io.StringIO(shown.stdout), dtype=str, keep_default_na=False)
+        assert raw["global_batch_size"].tolist() == ["256"]

@@ -35,18 +35,26 @@ def _is_text(column: pd.Series) -> bool:
     return str(column.dtype) in ("object", "str", "string")
 
 
-def as_parquet(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` as its Parquet file holds it: counts whole (``WHOLE_NUMBER_COLUMNS``,
-    ``Int64`` where every value is whole) and empty text missing."""
+def with_whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its counts held as floats (``WHOLE_NUMBER_COLUMNS``) as ``Int64``
+    where every value is whole: what the files and ``gpuscale scores -f csv|json`` show
+    (``256``, never ``256.0``); a copy."""
     out = frame.copy()
-    for name in out.columns:
-        column = out[name]
-        if name in WHOLE_NUMBER_COLUMNS and str(column.dtype) == "float64":
-            known = column.dropna()
+    for name in WHOLE_NUMBER_COLUMNS:
+        if name in out and str(out[name].dtype) == "float64":
+            known = out[name].dropna()
             if (known == known.round()).all():
-                out[name] = column.astype("Int64")
-        elif _is_text(column):
-            out[name] = column.mask(column == "")
+                out[name] = out[name].astype("Int64")
+    return out
+
+
+def as_parquet(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as its Parquet file holds it: counts whole (:func:`with_whole_counts`)
+    and empty text missing."""
+    out = with_whole_counts(frame)
+    for name in out.columns:
+        if _is_text(out[name]):
+            out[name] = out[name].mask(out[name] == "")
     return out
 
 

@@ -99,3 +99,22 @@ def test_scores_shows_the_global_batch_as_a_whole_number(tmp_path: Path, fmt: st
     else:
         raw = pd.read_csv(io.StringIO(shown.stdout), dtype=str, keep_default_na=False)
         assert raw["global_batch_size"].tolist() == ["256"]
+
+
+def test_every_column_written_is_documented() -> None:
+    """Each column `ingest` and `dataset` write is named, in backticks, on the schema page
+    or the tour (the dataset's own columns)."""
+    from gpuscale.tables import (
+        DATASET_COLUMNS,
+        DATASET_RUNS_COLUMNS,
+        PROBLEMS_SCHEMA,
+        RUNS_SCHEMA,
+        SCORES_SCHEMA,
+        SYSTEMS_SCHEMA,
+    )
+
+    docs = Path(__file__).parents[2] / "docs"
+    text = (docs / "schemas.md").read_text() + (docs / "tour.md").read_text()
+    written = {*SYSTEMS_SCHEMA, *RUNS_SCHEMA, *SCORES_SCHEMA, *PROBLEMS_SCHEMA}
+    written |= {*DATASET_COLUMNS, *DATASET_RUNS_COLUMNS}
+    assert sorted(c for c in written if f"`{c}`" not in text) == []

@@ -26,6 +26,7 @@ from gpuscale.tables import (
 )
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import is_log_flagged, is_republished, is_same_runs_copy
+from gpuscale.tables.written import write_table
 
 
 def in_round_order(frame: pd.DataFrame, by: list[str], rounds: Sequence[str]) -> pd.DataFrame:
@@ -117,8 +118,7 @@ def write_dataset(tables: RoundTables, out_dir: Path) -> str:
 
     def write(folder: Path) -> None:
         for name, frame in (("results", results), ("runs", runs)):
-            frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
-            frame.to_csv(folder / f"{name}.csv", index=False)
+            write_table(frame, folder, name)
 
     replaced = replacing(out_dir, "dataset", "dataset")
     write_atomically(out_dir, write, command="dataset", sources=tables.rounds)

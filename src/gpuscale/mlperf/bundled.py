@@ -25,6 +25,7 @@ from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.republished import mark_copies
 from gpuscale.tables.round_requests import ingest_refusal
 from gpuscale.tables.spelling import did_you_mean
+from gpuscale.tables.written import write_table
 
 TABLES = RoundTables.NAMES
 
@@ -108,10 +109,7 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
 
     def write(folder: Path) -> None:
         for name in TABLES:
-            frame: pd.DataFrame = getattr(tables, name)
-            frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
-            if csv:
-                frame.to_csv(folder / f"{name}.csv", index=False)
+            write_table(getattr(tables, name), folder, name, csv=csv)
 
     return [
         p

@@ -21,6 +21,7 @@ from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
 from gpuscale.tables.workloads import not_scored_by, own_folder, round_key, rules_round
+from gpuscale.tables.written import with_whole_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -232,7 +233,7 @@ def scores_view(
                 "is listed"
             )
         frame = paired
-    frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
+    frame = with_whole_counts(frame.sort_values(["round", "benchmark", "time_to_train_min"]))
     shown = list(SCORE_SHOWN)
     if twins.any() and "same_runs_as" not in shown:
         shown.append("same_runs_as")  # what tells the twins apart (docs/tour.md)

@@ -18,7 +18,14 @@ from gpuscale.cli import app
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.planning import plan
 from gpuscale.planning.cache import default_fits
-from gpuscale.planning.limits import batch_below, batch_beyond, global_batch_beyond
+from gpuscale.planning.limits import (
+    Reach,
+    batch_below,
+    batch_beyond,
+    batch_flag,
+    global_batch_beyond,
+    refusals,
+)
 from gpuscale.planning.predict import (
     fewest_per_device,
     floor_per_device,
@@ -255,6 +262,21 @@ def test_the_batch_below_record_names_the_fewest_and_who_ran_it() -> None:
     (row,) = plan_result(request, fits).rows  # 0.86 a device: refused, that reason alone
     assert row["assumed_batch"] / 65536 < 1 and row["flags"].startswith("no time: ")
     assert row["batch_below"] is None and "batch below" not in row["flags"]
+
+
+def test_a_whole_per_device_batch_is_said_in_full_by_every_reason() -> None:
+    """DLRM's fewest, 1,056 a device, is 1,056.0000000000007 as a quotient: the flags
+    said "1,060"; a batch a float's rounding from whole is said whole, in full, by the
+    refusal and both per-device flags (a fractional one keeps its digits: 0.188)."""
+    data = Reach("dlrm_dcnv2", 4, 128, 1056.0000000000007)
+    (why,) = refusals(4, 2.0, data)
+    assert "ran fewer than 1,056 samples per accelerator" in why
+    beyond = {"batch_per_accelerator": 6912.000000000001, "most_per_accelerator": 5120.0}
+    beyond |= {"family": "H100", "round": "v4.1", "results": 1, "global_batch": 20480}
+    said = batch_flag(beyond | {"time_to_train_min": 3.0}, "dlrm_dcnv2")
+    assert "6,912 samples per accelerator assumed" in said and "(at most 5,120: " in said
+    (why,) = refusals(4, 0.5, Reach("llama31_405b", 4, 128, 0.1875))
+    assert "fewer than 0.188 samples" in why
 
 
 def test_a_global_batch_beyond_any_result_is_flagged(sweep, measured) -> None:

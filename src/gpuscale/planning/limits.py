@@ -185,7 +185,7 @@ def refusals(
         where = filled(" (the batch assumed is runnable at {})", joined(sides))
         out.append(
             f"{NO_TIME}less than one sample per accelerator, and no system of "
-            f"{data.workload} ran fewer than {number(data.per_device_batch)} samples per "
+            f"{data.workload} ran fewer than {_samples(data.per_device_batch)} samples per "
             f"accelerator{where}"
         )
     if octaves_beyond(n, data) > REFUSE_OCTAVES:

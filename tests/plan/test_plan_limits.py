@@ -18,13 +18,24 @@ from gpuscale.cli import app
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.planning import plan
 from gpuscale.planning.cache import default_fits
-from gpuscale.planning.limits import batch_beyond, global_batch_beyond
+from gpuscale.planning.limits import (
+    Reach,
+    batch_below,
+    batch_beyond,
+    batch_flag,
+    global_batch_beyond,
+    refusals,
+)
 from gpuscale.planning.predict import (
+    fewest_per_device,
     floor_per_device,
     minutes_at_batch,
     plannable,
     predict_point,
 )
+from gpuscale.planning.request import PlanRequest
+from gpuscale.planning.result import plan_result
+from gpuscale.planning.systems import timed
 from gpuscale.quantities import number
 from gpuscale.tables.workloads import round_key
 from tests.plan.test_plan_consistency import check_superlinear
@@ -149,13 +160,23 @@ def test_far_beyond_the_data_is_said_and_too_far_has_no_time(sweep, measured) ->
     assert far
 
 
-def _over(table: pd.DataFrame, column: str, most: float, flag: str) -> list[pd.Series]:
-    """The timed rows of ``table`` whose ``column`` is above ``most`` (beyond float
-    rounding), each flagged ``flag`` and kept out of the picks; every other timed row is
-    checked not to carry the flag."""
+def _said(batch: float) -> str:
+    """A per-device batch as a flag says it: whole samples in full (1,056, not 1,060)."""
+    whole = round(batch)
+    return f"{whole:,}" if math.isclose(batch, whole, rel_tol=1e-9) else number(batch)
+
+
+def _over(
+    table: pd.DataFrame, column: str, most: float, flag: str, below: bool = False
+) -> list[pd.Series]:
+    """The timed rows of ``table`` whose ``column`` is above ``most`` (``below``: below
+    it; beyond float rounding), each flagged ``flag`` and kept out of the picks; every
+    other row, refused ones too, is checked not to carry the flag."""
+    assert all(flag not in f for f in table.loc[table["time_to_train_min"].isna(), "flags"])
     over = []
     for _, row in table[table["time_to_train_min"].notna()].iterrows():
-        above = row[column] > most * (1 + 1e-9)
+        bound = most * (1 - 1e-9 if below else 1 + 1e-9)
+        above = row[column] < bound if below else row[column] > bound
         assert (flag in row["flags"]) == above, (column, row["accelerators"], row["flags"])
         if above:
             assert not row["pareto"] and row["stops_paying"] == ""
@@ -181,6 +202,81 @@ def test_a_per_device_batch_beyond_any_result_is_flagged(sweep, measured) -> Non
             assert f"{number(row['batch_per_accelerator'])} samples per accelerator " in flags
             assert f"(at most {number(most)}: " in flags and f" in {newest}" in flags
     assert ("bert", "H100-SXM5-80GB", 2) in flagged
+
+
+def test_a_per_device_batch_below_any_result_is_flagged(sweep, bundled) -> None:
+    """A walk: `plan -w bert -a A100-SXM4-80GB -n 512,1024` planned 1,024 at 3 samples per
+    device, where no BERT result ran under 4, unflagged and picked by "speed x
+    efficiency" (Stable Diffusion at 1 per device on 2,048, none under 2; DLRM, R-GAT,
+    RNN-T likewise). A timed row planned below the fewest samples per device any result of
+    the workload ran is flagged, naming that fewest and the newest round that ran it, and
+    kept out of the picks; no other row is, and a row with no time keeps its refusal
+    alone."""
+    flagged, once = set(), timed(bundled.scores)  # a result republished counted once
+    for workload, _, table in sweep:
+        runs = once[once["workload"] == workload]
+        per = runs["global_batch_size"] / runs["accelerators"]
+        fewest = per.min()
+        newest = max(runs.loc[per <= fewest * (1 + 1e-9), "round"], key=round_key)
+        for row in _over(table, "batch_per_accelerator", fewest, "batch below", below=True):
+            flagged.add((workload, int(row["accelerators"])))
+            assert f"(at least {_said(fewest)}: " in row["flags"]
+            assert f" in {newest}" in row["flags"]
+    wanted = {("dlrm_dcnv2", 256), ("rgat", 1024), ("rnnt", 1024), ("stable_diffusion", 2048)}
+    assert wanted <= flagged
+    table = plan(workload="bert", accelerator="A100-SXM4-80GB", devices=[512, 1024])
+    assert list(table["batch_per_accelerator"]) == [6, 3]
+    assert _over(table, "batch_per_accelerator", 4, "batch below the data", below=True)
+    assert list(table["stops_paying"]) == ["", ""]  # 1,024 was picked: speed x efficiency
+
+
+def test_the_batch_below_record_names_the_fewest_and_who_ran_it() -> None:
+    """The row's record carries the numbers the flag says: BERT on 1,024 A100s at 3 a
+    device against 4 (H100 in v3.1, two results), Stable Diffusion on 2,048 H100s at 1
+    against 2 (TPU v5p in v4.1, four), DLRM at 528 against 1,056, R-GAT at 256 against
+    512; none at a per-device batch some result ran (BERT on 512 A100s, 6 a device; 4 a
+    device, the fewest itself) nor on a refused row (BERT on 8,200 H100s)."""
+    fits = default_fits()
+    cases = [
+        ("bert", "A100-SXM4-80GB", 1024, 3, 4, ("H100-SXM5-80GB", "v3.1", 2)),
+        ("stable_diffusion", "H100", 2048, 1, 2, ("TPU-v5p", "v4.1", 4)),
+        ("dlrm_dcnv2", "H100", 256, 528, 1056, ("H100-SXM5-80GB", "v4.1", 4)),
+        ("rgat", "H100", 1024, 256, 512, ("H100-SXM5-80GB", "v4.1", 2)),
+    ]
+    for workload, family, n, per, least, by in cases:
+        request = PlanRequest(workload=workload, accelerator=family, devices=str(n))
+        (row,) = plan_result(request, fits).rows
+        below = row["batch_below"]
+        assert below["batch_per_accelerator"] == pytest.approx(per)
+        assert below["least_per_accelerator"] == pytest.approx(least)
+        assert below["least_per_accelerator"] == fewest_per_device(fits["workloads"][workload])
+        assert (below["family"], below["round"], below["results"]) == by
+        assert row["flags"].count("batch below the data") == 1
+    for n in (512,):
+        point = predict_point(fits, "bert", "A100-SXM4-80GB", n)
+        assert point["global_batch"] / n == 6 and batch_below(fits, "bert", point) is None
+    point = predict_point(fits, "bert", "A100-SXM4-80GB", 1024)
+    at_fewest = dict(point, global_batch=4 * 1024)  # the fewest, float rounding aside
+    assert batch_below(fits, "bert", at_fewest) is None
+    request = PlanRequest(workload="bert", accelerator="RTX 4090", devices="65536")
+    (row,) = plan_result(request, fits).rows  # 0.86 a device: refused, that reason alone
+    assert row["assumed_batch"] / 65536 < 1 and row["flags"].startswith("no time: ")
+    assert row["batch_below"] is None and "batch below" not in row["flags"]
+
+
+def test_a_whole_per_device_batch_is_said_in_full_by_every_reason() -> None:
+    """DLRM's fewest, 1,056 a device, is 1,056.0000000000007 as a quotient: the flags
+    said "1,060"; a batch a float's rounding from whole is said whole, in full, by the
+    refusal and both per-device flags (a fractional one keeps its digits: 0.188)."""
+    data = Reach("dlrm_dcnv2", 4, 128, 1056.0000000000007)
+    (why,) = refusals(4, 2.0, data)
+    assert "ran fewer than 1,056 samples per accelerator" in why
+    beyond = {"batch_per_accelerator": 6912.000000000001, "most_per_accelerator": 5120.0}
+    beyond |= {"family": "H100", "round": "v4.1", "results": 1, "global_batch": 20480}
+    said = batch_flag(beyond | {"time_to_train_min": 3.0}, "dlrm_dcnv2")
+    assert "6,912 samples per accelerator assumed" in said and "(at most 5,120: " in said
+    (why,) = refusals(4, 0.5, Reach("llama31_405b", 4, 128, 0.1875))
+    assert "fewer than 0.188 samples" in why
 
 
 def test_a_global_batch_beyond_any_result_is_flagged(sweep, measured) -> None:

@@ -21,7 +21,11 @@ a list of workloads.
   above the largest any system of the workload ran (the samples to converge there are
   the convergence references' line continued: a family's ratio to the workload's typical
   batch, carried from the counts it ran, made Llama2 70B LoRA's 1,024 samples a step on
-  1,024 A100s, where no result ran over 128).
+  1,024 A100s, where no result ran over 128); a per-device batch planned below the
+  fewest any system of the workload ran (``predict.fewest_per_device``; the throughput
+  per accelerator at a smaller batch is the fit's line continued below the data, where
+  fixed per-step costs dominate: on 2,048 GB200s Stable Diffusion's 1 sample a device
+  was planned at 16.5 ms a step, where no result ran under 2).
 
 Each reason names no count of its own (the table holds them), so rows group by reason.
 A flagged row is kept out of the Pareto front and the "stops paying" picks.
@@ -74,6 +78,16 @@ class Reach:
     # (family, round) of the newest system that ran it, and how many did
     most_batch: float = math.nan
     most_batch_by: tuple[str, str, int] = ("", "", 0)
+    # the (family, round) of the newest system that ran ``per_device_batch``, and how
+    # many did (no system: none said its batch)
+    least_by: tuple[str, str, int] = ("", "", 0)
+
+
+def _newest(at: list[tuple[str, str]]) -> tuple[str, str, int]:
+    """(family, round) of the newest of the ``(family, round)`` systems at a bound, and
+    how many they are; ("", "", 0) for none."""
+    family, newest = max(at, key=lambda p: (round_key(p[1]), p[0]), default=("", ""))
+    return family, newest, len(at)
 
 
 def reach(fit: WorkloadFit) -> Reach:
@@ -89,23 +103,23 @@ def reach(fit: WorkloadFit) -> Reach:
     most = max((per for per, _, _ in ran), default=math.nan)
     # a per-device batch a float's rounding away from the most is the most (14 of unet3d)
     at_most = [(f, r) for per, f, r in ran if per >= most * (1 - FLOAT_SLACK)]
-    family, newest = max(at_most, key=lambda p: (round_key(p[1]), p[0]), default=("", ""))
+    at_least = [(f, r) for per, f, r in ran if per <= least * (1 + FLOAT_SLACK)]
     batches = [(float(s[5]), f, str(s[0])) for f, s in systems if ran_batch(s)]
     largest = max((b for b, _, _ in batches), default=math.nan)
     # whole samples, as run (13,888, not 13,887.99999999999)
     if math.isfinite(largest) and abs(largest - round(largest)) <= largest * FLOAT_SLACK:
         largest = float(round(largest))
     at_largest = [(f, r) for b, f, r in batches if b >= largest * (1 - FLOAT_SLACK)]
-    by, by_round = max(at_largest, key=lambda p: (round_key(p[1]), p[0]), default=("", ""))
     return Reach(
         fit["workload"],
         min(counts),
         max(counts),
         least,
         most,
-        (family, newest, len(at_most)),
+        _newest(at_most),
         largest,
-        (by, by_round, len(at_largest)),
+        _newest(at_largest),
+        _newest(at_least),
     )
 
 
@@ -171,7 +185,7 @@ def refusals(
         where = filled(" (the batch assumed is runnable at {})", joined(sides))
         out.append(
             f"{NO_TIME}less than one sample per accelerator, and no system of "
-            f"{data.workload} ran fewer than {number(data.per_device_batch)} samples per "
+            f"{data.workload} ran fewer than {_samples(data.per_device_batch)} samples per "
             f"accelerator{where}"
         )
     if octaves_beyond(n, data) > REFUSE_OCTAVES:
@@ -261,23 +275,67 @@ def batch_beyond(
     }
 
 
+def _ran_by(facts: Facts) -> str:
+    """Who ran a bound: "FAMILY in ROUND" of the newest system, and how many others did."""
+    others = facts["results"] - 1
+    also = f", and {others:,} other result{'s' if others > 1 else ''}" if others else ""
+    return f"{facts['family']} in {facts['round']}{also}"
+
+
 def batch_flag(beyond: Facts | None, workload: str) -> str:
     """The flag of a count whose per-device batch is beyond the data
     (:func:`batch_beyond`), else ""."""
     if beyond is None:
         return ""
-    most = number(beyond["most_per_accelerator"])
-    others = beyond["results"] - 1
-    also = f", and {others:,} other result{'s' if others > 1 else ''}" if others else ""
+    most = _samples(beyond["most_per_accelerator"])
     # no "; " inside: the plan's flags are joined by it
     return (
-        f"batch beyond the data: {number(beyond['batch_per_accelerator'])} samples per "
+        f"batch beyond the data: {_samples(beyond['batch_per_accelerator'])} samples per "
         f"accelerator assumed, more than any result of {workload} ran (at most {most}: "
-        f"{beyond['family']} in {beyond['round']}{also}), where the throughput and the "
+        f"{_ran_by(beyond)}), where the throughput and the "
         "samples to converge are the fit's lines continued and whether it fits in memory "
         f"is not known (activations are not counted): at {most} per accelerator, a global "
         f"batch of {beyond['global_batch']:,}, the plan gives "
         f"{format_minutes(beyond['time_to_train_min'])}"
+    )
+
+
+def batch_below(
+    fits: Fits, workload: str, point: PlanRow, data: Reach | None = None
+) -> Facts | None:
+    """Where ``point`` (``predict_point``) plans a per-device batch below the fewest any
+    system of the workload ran (:class:`Reach`, ``predict.fewest_per_device``, beyond
+    float rounding): its per-device batch and that fewest (``least_per_accelerator``,
+    with the ``family`` and ``round`` of the newest system that ran it, and how many
+    ``results`` did); None where it is within what was run, or where no system said its
+    batch. ``data``: the workload's :class:`Reach`, where the caller has it."""
+    data = data or reach(fits["workloads"][workload])
+    family, round_name, results = data.least_by
+    per = point["global_batch"] / int(point["accelerators"])
+    if not results or not per < data.per_device_batch * (1 - FLOAT_SLACK):
+        return None
+    return {
+        "batch_per_accelerator": per,
+        "least_per_accelerator": data.per_device_batch,
+        "family": family,
+        "round": round_name,
+        "results": results,
+    }
+
+
+def batch_below_flag(below: Facts | None, workload: str) -> str:
+    """The flag of a count whose per-device batch is below the data
+    (:func:`batch_below`), else "". Its own batch is the table's (global batch / count),
+    not said, so the counts below the same fewest share one flag."""
+    if below is None:
+        return ""
+    # no "; " inside: the plan's flags are joined by it
+    return (
+        "batch below the data: fewer samples per accelerator assumed than any result of "
+        f"{workload} ran (at least {_samples(below['least_per_accelerator'])}: "
+        f"{_ran_by(below)}), where the throughput per accelerator is the fit's line "
+        "continued below the data, and fixed per-step costs, which dominate small "
+        "batches, may make a step slower than that line gives"
     )
 
 
@@ -322,9 +380,11 @@ def global_batch_beyond(
 
 
 def _samples(batch: float) -> str:
-    """A global batch as the table shows it: whole samples in full (13,888, never
-    13,900), else to :func:`number`'s digits."""
-    return f"{batch:,.0f}" if float(batch).is_integer() else number(batch)
+    """A batch as the table shows it: whole samples in full (13,888, never 13,900; a
+    float's rounding away from whole is whole: DLRM's 1,056 a device, 1,056.0000000000007
+    as a quotient, never 1,060), else to :func:`number`'s digits."""
+    whole = round(batch)
+    return f"{whole:,}" if abs(batch - whole) <= abs(batch) * FLOAT_SLACK else number(batch)
 
 
 def global_batch_flag(beyond: Facts | None, workload: str) -> str:
@@ -332,8 +392,6 @@ def global_batch_flag(beyond: Facts | None, workload: str) -> str:
     (:func:`global_batch_beyond`), else ""."""
     if beyond is None:
         return ""
-    others = beyond["results"] - 1
-    also = f", and {others:,} other result{'s' if others > 1 else ''}" if others else ""
     at = (  # no batch within it runs on the count at the fewest samples per device one ran
         f": no batch within it gives each accelerator {_samples(beyond['least_per_accelerator'])}"
         " samples or more, the fewest any result ran, so no time is given at one"
@@ -347,6 +405,6 @@ def global_batch_flag(beyond: Facts | None, workload: str) -> str:
     return (
         f"global batch above the data: {_samples(beyond['global_batch_assumed'])} samples a "
         f"step assumed, more than any result of {workload} ran (at most "
-        f"{_samples(beyond['most'])}: {beyond['family']} in {beyond['round']}{also}), where "
+        f"{_samples(beyond['most'])}: {_ran_by(beyond)}), where "
         "the samples to converge are the convergence references' line continued" + at
     )

@@ -14,6 +14,8 @@ from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, 
 from gpuscale.planning.cache import bundled_coverage, default_fits, fits_of
 from gpuscale.planning.intervals import evidence, transfer_factor
 from gpuscale.planning.limits import (
+    batch_below,
+    batch_below_flag,
     batch_beyond,
     batch_flag,
     below_floor,
@@ -201,11 +203,13 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     against = {k: superlinear_reference(fits, workload, family, int(n[k])) for k in timed}
     beyond = {k: batch_beyond(fits, workload, points[k], data) for k in timed}
     above = {k: global_batch_beyond(fits, workload, points[k], data) for k in timed}
+    below = {k: batch_below(fits, workload, points[k], data) for k in timed}
     flags = []
     for k in range(len(points)):
         said = [*refused[k], far_flag(int(n[k]), data)]
         said.append(superlinear_flag(against.get(k), family not in fit["families"]))
         said.append(batch_flag(beyond.get(k), workload))
+        said.append(batch_below_flag(below.get(k), workload))
         said.append(global_batch_flag(above.get(k), workload))
         flags.append(([w for w in said if w], efficiency.get(k, math.nan)))
     # faster than linear against a smaller count asked: explained, or flagged unsupported
@@ -275,6 +279,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
                 "superlinear_reference": against.get(k),
                 # the per-device batch above the most any system ran (limits.batch_beyond)
                 "batch_beyond": beyond.get(k),
+                # the per-device batch below the fewest any system ran (limits.batch_below)
+                "batch_below": below.get(k),
                 "faster_fewer": at["faster_fewer"],
                 "slower_more": at["slower_more"],
             }

@@ -145,16 +145,27 @@ def test_numbers_read_from_a_table_are_numbers() -> None:
         PlanRequest(workload="bert", accelerator="H100", devices=[np.float64(8.5)])
 
 
+# Runs its arguments as a child and prints the child's peak resident memory (KiB). A
+# process's peak on Linux starts from its starter's peak at the fork (the memory it was
+# forked with is counted at exec): started from this small process, not from the test's
+# (a pytest worker that has run many tests holds a gigabyte), it is the command's own.
+_PEAK_OF_CHILD = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, timeout=300).returncode\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "sys.exit(code)\n"
+)
+
+
 def _measured(command: list[str], cwd: Path) -> tuple[int, str, int]:
     """Exit code, stderr and peak resident memory (bytes) of ``gpuscale COMMAND``."""
     env = {**os.environ, "PYTHONPATH": SRC}
-    argv = ["timeout", "300", sys.executable, "-m", "gpuscale.cli", *command]
+    argv = [sys.executable, "-c", _PEAK_OF_CHILD, sys.executable, "-m", "gpuscale.cli", *command]
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)  # its own peak, not the test's
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=err)
         err.seek(0)
-        return proc.returncode, err.read().decode(errors="replace"), usage.ru_maxrss * 1024
+        peak_kib = int(proc.stdout.decode().strip() or 0)
+        return proc.returncode, err.read().decode(errors="replace"), peak_kib * 1024
 
 
 @pytest.mark.slow

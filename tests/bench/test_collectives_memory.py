@@ -25,6 +25,13 @@ def _rank(rank: int, op: str, store: str, out: str) -> None:
     from gpuscale.bench.collectives import sweep
 
     def peak() -> int:
+        # this process's own high-water mark (VmHWM): ru_maxrss starts from the peak of the
+        # process that started it (a pytest worker's gigabyte), and would hide the growth
+        status = Path("/proc/self/status")
+        if status.exists():
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)

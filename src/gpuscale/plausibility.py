@@ -115,6 +115,11 @@ SUPERLINEAR_EFFICIENCY = 1.1
 LINEAR_SPREAD = 0.005
 # Step times whose 95th percentile exceeds the median by this factor are too noisy.
 NOISY_P95_OVER_P50 = 1.5
+# The fewest timed steps whose p95 one slow step cannot set: numpy's p95 of n values lies
+# 0.95 (n - 1) along them, past the second slowest (towards the slowest) below 21. Under
+# it a p95 over the median is one slow step as likely as a spread, the few-steps and
+# spread weaknesses' to say (``bench.evidence``), not a noise that distrusts the run.
+NOISY_MIN_STEPS = 21
 # --repeat runs of one configuration whose throughputs span more than this share of the
 # median did not measure one machine state (e.g. 185 and 2,046 samples/s).
 REPEAT_SPREAD = 0.25
@@ -242,15 +247,19 @@ def run_flags(
     warmup: int | None = None,
     cpu: CpuUse | None = None,
     strategy: object = "ddp",
+    steps: object = None,
 ) -> list[str]:
     """Reasons to distrust one run, from its own timing, host samples and gradient norms,
     and its ``warmup`` (untimed steps; 0 flags it, None: not recorded, said as its
     ``strategy`` sets up); ``cpu``: how its ranks used the host's cores, for a busy host's
-    remedy (:func:`host_flags`)."""
+    remedy (:func:`host_flags`); ``steps``: the steps it timed (under
+    :data:`NOISY_MIN_STEPS` its p95 raises no noisy flag; None: not recorded)."""
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
     if warmup == 0:  # the cold first step is timed and weighs on every mean
         flags.append(no_warmup(strategy))
-    for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
+    timed = number_or_none(steps)
+    phases = (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync"))
+    for kind, label in () if timed is not None and timed < NOISY_MIN_STEPS else phases:
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
             flags.append(

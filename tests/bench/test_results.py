@@ -13,6 +13,7 @@ from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import ResultsError, bench_table, done_keys, read_results
 from gpuscale.bench.results_file import append_result, check_writable
+from gpuscale.plausibility import NOISY_MIN_STEPS
 from gpuscale.tables import BENCH_COLUMNS
 
 from ..builders import bench_record
@@ -196,7 +197,8 @@ def test_speedup_break_even_and_the_superlinear_flag() -> None:
 
 
 def test_noisy_and_busy_runs_are_flagged() -> None:
-    noisy = bench_record("a", 10, 1, 100.0)
+    # enough steps for a p95 to measure a spread
+    noisy = bench_record("a", 10, 1, 100.0, config=BenchConfig(steps=NOISY_MIN_STEPS))
     noisy["timing"]["step_ms_p95"] = 3 * noisy["timing"]["step_ms_p50"]
     # 100 steps of 35 ms synced and no-sync: 7 s timed, long enough to measure the shares
     busy = bench_record("b", 10, 1, 100.0, config=BenchConfig(steps=100), forward_ms=31.5)

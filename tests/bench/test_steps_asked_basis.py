@@ -80,7 +80,7 @@ def test_the_report_asks_what_the_bench_notes_ask(tmp_path: Path) -> None:
     # batch 16's runs are flagged (noisy steps) and fastest: the bench's notes ask what
     # they need too, as the table grades every ok run; the report leaves them out of
     # its findings, not out of the steps it asks
-    noisy = _run(20, 0.3, batch=16)
+    noisy = _run(30, 0.3, batch=16)  # enough steps for a p95 to flag (NOISY_MIN_STEPS)
     noisy["timing"]["step_ms_p95"] = 3 * noisy["timing"]["step_ms_p50"]
     records = [_run(2, 2.0), _run(2, 6.0, n=2), noisy, _run(20, 2.0, n=2, batch=16)]
     table = bench_table(records)

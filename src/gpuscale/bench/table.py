@@ -165,7 +165,15 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     if r.get("status") == BenchStatus.OK:
         cpu = cpu_use(config, r.get("environment"))
         warmup, strategy = config.get("warmup"), config.get("strategy")
-        said = run_flags(timing, host, noise, warmup=warmup, cpu=cpu, strategy=strategy)
+        said = run_flags(
+            timing,
+            host,
+            noise,
+            warmup=warmup,
+            cpu=cpu,
+            strategy=strategy,
+            steps=config.get("steps"),
+        )
         said += loss_flags(_number(r.get("loss_last"), None))
         # a rate above the peak (an MFU above 1) cannot be measured: the rate recorded, or
         # the one its FLOPs per sample and samples/s give (one edited alone is caught too)

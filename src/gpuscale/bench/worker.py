@@ -226,6 +226,7 @@ def _run_models(
                         warmup=cfg.warmup,
                         cpu=cpu_use(config, environment),
                         strategy=cfg.strategy,
+                        steps=cfg.steps,
                     ),
                     *loss_flags(loss),
                 ],

@@ -259,7 +259,9 @@ def run_flags(
         flags.append(no_warmup(strategy))
     timed = number_or_none(steps)
     phases = (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync"))
-    for kind, label in () if timed is not None and timed < NOISY_MIN_STEPS else phases:
+    if timed is not None and timed < NOISY_MIN_STEPS:
+        phases = ()  # its p95 is its slowest step or the next: not a spread to judge
+    for kind, label in phases:
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
             flags.append(

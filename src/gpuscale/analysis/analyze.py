@@ -332,15 +332,15 @@ def analyze_asked(
 
 def repeated_analysed(scores: pd.DataFrame, results: list[WorkloadAnalysis]) -> list[str]:
     """A note per result analysed whose score averages a run published twice
-    (``repeated_runs``: kept in the analysis, as a result scored from fewer result files
-    is; :mod:`gpuscale.tables.repeated_runs`)."""
+    (``repeated_runs``: kept in the analysis, like a result scored from fewer result
+    files; :mod:`gpuscale.tables.repeated_runs`)."""
     if "repeated_runs" not in scores or not results:
         return []
     key = ["round", "org", "system_id", "benchmark"]
     analysed = pd.concat([r.table[key] for r in results]).drop_duplicates()
     rows = scores.merge(analysed.astype(object), on=key) if len(analysed) else scores.iloc[:0]
     return repeated_notes(
-        rows, then="; analysed all the same, as a result scored from fewer result files is"
+        rows, then="; analysed all the same, like a result scored from fewer result files"
     )
 
 

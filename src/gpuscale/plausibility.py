@@ -496,11 +496,16 @@ MAX_ACCELERATOR_POWER_W = 3_000.0
 MIN_ACCELERATOR_POWER_W = 50.0
 
 
-def accelerator_power_flag(watts: object) -> str:
-    """Why an energy to train implying ``watts`` per accelerator (host included) cannot be
-    true, "" where it can (or is not known: None, NaN)."""
-    value = number_or_none(watts)
-    if value is None or not math.isfinite(value):
+def accelerator_power_flag(energy_kj: object, accelerators: object, minutes: object) -> str:
+    """Why an energy to train of ``energy_kj`` on ``accelerators`` for ``minutes`` cannot
+    be true: the power per accelerator (host included) it implies, ``1000 E / (N x 60 T)``
+    W, is outside what any accelerator draws; "" where it can be, or is not known (a value
+    missing, NaN or not positive)."""
+    energy, n, time_min = (number_or_none(v) for v in (energy_kj, accelerators, minutes))
+    if energy is None or n is None or time_min is None or not (n > 0 and time_min > 0):
+        return ""
+    value = 1000.0 * energy / (n * time_min * 60.0)
+    if not math.isfinite(value):
         return ""
     if value > MAX_ACCELERATOR_POWER_W:
         bound = f"above {number(MAX_ACCELERATOR_POWER_W)} W"

@@ -96,9 +96,8 @@ def energy_flags(scores: pd.DataFrame) -> list[str]:
     implies (kJ per accelerator-hour / 3.6, W) cannot be true, a wrong unit or count in the
     logs, not a finding (``plausibility.accelerator_power_flag``; "" where plausible or
     without an energy)."""
-    hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
-    watts = (scores["energy_kj"] / hours).astype(float) / 3.6
-    return [accelerator_power_flag(float(w)) for w in watts]
+    columns = (scores[c].tolist() for c in ("energy_kj", "accelerators", "time_to_train_min"))
+    return [accelerator_power_flag(*row) for row in zip(*columns, strict=True)]
 
 
 def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:

@@ -265,14 +265,10 @@ def flag_energies(round_name: str, rows: list[Row]) -> list[ProblemRow]:
     of its findings."""
     problems = []
     for row in rows:
-        energy, n, minutes = (
-            row.get("energy_kj"),
-            row.get("accelerators"),
-            row.get("time_to_train_min"),
-        )
-        if energy is None or not n or not minutes:
-            continue
-        if said := accelerator_power_flag(1000.0 * energy / (n * minutes * 60.0)):
+        energy = row.get("energy_kj")
+        if said := accelerator_power_flag(
+            energy, row.get("accelerators"), row.get("time_to_train_min")
+        ):
             where = f"{row['org']}/results/{row['system_id']}/{row['benchmark']}/power"
             message = f"energy_kj {energy:,.4g}: {said} (the official score stands)"
             problems.append(problem_row(round_name, where, ProblemKind.IMPOSSIBLE_VALUE, message))

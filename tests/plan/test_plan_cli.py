@@ -186,7 +186,8 @@ def test_a_batch_below_any_result_is_flagged_in_json_and_on_the_terminal(
     """A walk: 1,024 A100s planned at 3 samples per device, BERT's results at least 4,
     unflagged and picked by "speed x efficiency". JSON's row carries the flag, out of the
     picks; the answer says it once under the table for every count below (its own batch
-    is the table's); 512, at 6 a device, is not flagged."""
+    is the table's), with the plan at the nearest smaller count that keeps 4 a device,
+    the same for both; 512, at 6 a device, is not flagged."""
     asked = ["plan", "-w", "bert", "-a", "A100-SXM4-80GB", "-n", "512,1024,2048"]
     rows = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)["rows"]
     assert [r["batch_per_accelerator"] for r in rows] == [6, 3, 3]
@@ -194,11 +195,12 @@ def test_a_batch_below_any_result_is_flagged_in_json_and_on_the_terminal(
         assert row["flags"].startswith("batch below the data: fewer samples per accelerator")
         assert "(at least 4: H100-SXM5-80GB in v3.1, and 1 other result)" in row["flags"]
         assert (row["pareto"], row["stops_paying"]) == (False, "")
+        assert "on 976 accelerators, the nearest smaller count that keeps it" in row["flags"]
     assert (rows[0]["flags"], rows[0]["pareto"]) == ("", True)
     answer = runner.invoke(app, asked)
     assert answer.exit_code == 0, answer.output
     said = " ".join(answer.stdout.split())
-    (line,) = re.findall(r"1,024 and 2,048: batch below the data: .*? line gives", said)
+    (line,) = re.findall(r"1,024 and 2,048: batch below the data: .*? gives [\d.]+ min", said)
     golden.check(VIEW, "BERT on 1,024 and 2,048 A100: a batch below the data", line)
 
 

@@ -30,7 +30,10 @@ def test_explain_shows_every_column_but_those_said_in_lines() -> None:
     assert {"batch_per_accelerator", "expected_to_converge", "extrapolated", "pareto"} <= set(
         records[0]
     )
-    assert len(said) == len(records)  # a "lean on" line per count with a time
+    leans = [line for line in said if " on: " in line.split(",")[0]]
+    assert len(leans) == len(records)  # a "lean on" line per count with a time
+    # and one of what "picked by" picked over, where a count is picked
+    assert said[len(leans) :] == [said[-1]] and said[-1].startswith("picked by: over the plan")
 
 
 def test_a_submitter_is_not_written_twice_before_its_system_name() -> None:

@@ -21,9 +21,11 @@ from gpuscale.planning.cache import default_fits
 from gpuscale.planning.limits import (
     Reach,
     batch_below,
+    batch_below_flag,
     batch_beyond,
     batch_flag,
     global_batch_beyond,
+    reach,
     refusals,
 )
 from gpuscale.planning.predict import (
@@ -36,7 +38,7 @@ from gpuscale.planning.predict import (
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.result import plan_result
 from gpuscale.planning.systems import timed
-from gpuscale.quantities import number
+from gpuscale.quantities import format_minutes, number
 from gpuscale.tables.workloads import round_key
 from tests.plan.test_plan_consistency import check_superlinear
 from tests.plan.test_plan_model import OLD, _scores
@@ -254,14 +256,54 @@ def test_the_batch_below_record_names_the_fewest_and_who_ran_it() -> None:
         assert row["flags"].count("batch below the data") == 1
     for n in (512,):
         point = predict_point(fits, "bert", "A100-SXM4-80GB", n)
-        assert point["global_batch"] / n == 6 and batch_below(fits, "bert", point) is None
+        below = batch_below(fits, "bert", "A100-SXM4-80GB", point)
+        assert point["global_batch"] / n == 6 and below is None
     point = predict_point(fits, "bert", "A100-SXM4-80GB", 1024)
     at_fewest = dict(point, global_batch=4 * 1024)  # the fewest, float rounding aside
-    assert batch_below(fits, "bert", at_fewest) is None
+    assert batch_below(fits, "bert", "A100-SXM4-80GB", at_fewest) is None
     request = PlanRequest(workload="bert", accelerator="RTX 4090", devices="65536")
     (row,) = plan_result(request, fits).rows  # 0.86 a device: refused, that reason alone
     assert row["assumed_batch"] / 65536 < 1 and row["flags"].startswith("no time: ")
     assert row["batch_below"] is None and "batch below" not in row["flags"]
+
+
+def test_a_batch_below_the_data_gives_the_plan_at_the_nearest_count_that_keeps_it() -> None:
+    """A walk: `plan -w bert -a A100-SXM4-80GB -n 1024` flagged 3 samples per device below
+    BERT's fewest, 4, and said no alternative. The record's ``instead`` is the plan at the
+    largest smaller count whose own batch keeps 4 a device within the data: every count
+    between it and 1,024 plans fewer (checked count by count, not by the search's grid),
+    and its time is the plan's there; Stable Diffusion on 2,048 H100s, 1 a device
+    against 2, falls back to 1,024, as the counts between plan a global batch above the
+    most any result ran."""
+    fits = default_fits()
+    cases = [
+        ("bert", "A100-SXM4-80GB", 1024, 976, 3904),
+        ("stable_diffusion", "H100-SXM5-80GB", 2048, 1024, 2048),
+        ("rgat", "H100-SXM5-80GB", 1024, 512, 262144),
+    ]
+    for workload, family, n, m, batch in cases:
+        request = PlanRequest(workload=workload, accelerator=family, devices=str(n))
+        (row,) = plan_result(request, fits).rows
+        instead = row["batch_below"]["instead"]
+        assert (instead["accelerators"], instead["global_batch"]) == (m, batch)
+        at = predict_point(fits, workload, family, m)
+        assert instead["time_to_train_min"] == at["time_to_train_min"]
+        least = fewest_per_device(fits["workloads"][workload])
+        assert instead["batch_per_accelerator"] >= least
+        data = reach(fits["workloads"][workload])
+        for k in range(m + 1, n):
+            p = predict_point(fits, workload, family, k)
+            kept = p["global_batch"] / k >= least * (1 - 1e-9)
+            assert not kept or global_batch_beyond(fits, workload, p, data), (workload, k)
+        said = f"on {m:,} accelerators, the nearest smaller count that keeps it"
+        assert said in row["flags"]
+        assert format_minutes(at["time_to_train_min"]) in row["flags"]
+    # none smaller keeps it: said so, no number
+    point = predict_point(fits, "bert", "A100-SXM4-80GB", 2)
+    thin = dict(point, global_batch=2)  # 1 a device on 2, BERT's smallest count any ran
+    below = batch_below(fits, "bert", "A100-SXM4-80GB", thin)
+    assert below is not None and below["instead"] is None
+    assert "no smaller count with a time keeps" in batch_below_flag(below, "bert")
 
 
 def test_a_whole_per_device_batch_is_said_in_full_by_every_reason() -> None:

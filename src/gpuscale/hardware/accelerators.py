@@ -60,6 +60,9 @@ class Product:
     # the inter-chip fabric of its own (TPU ICI, Gaudi's on-chip RoCE) that joins its devices,
     # none of gpuscale's link presets (``fabric_source``: the vendor's page saying so)
     fabric: str | None = None
+    # the vendor's architecture, its hardware generation (Ampere, Hopper, CDNA 3); None
+    # where the product is a generation of its own (TPU-v5p, Gaudi2)
+    architecture: str | None = None
 
 
 PRODUCTS_FILE = "accelerator_products.csv"
@@ -75,6 +78,7 @@ def _product(row: dict[str, str]) -> Product:
         keyed_by_variant=row["keyed_by_variant"] == "yes",
         family=row["family"] or None,
         fabric=row["fabric"] or None,
+        architecture=row["architecture"] or None,
     )
 
 
@@ -255,6 +259,18 @@ GPU_VENDORS = ("NVIDIA", "AMD")
 def gpu_products() -> list[str]:
     """The catalogue's GPUs (NVIDIA's and AMD's) by product name, newest first."""
     return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS]
+
+
+def generation(family: str) -> str:
+    """The hardware generation of an accelerator family: its product's architecture
+    (``Product.architecture``: A100-SXM4-40GB and A100-PCIe-80GB are both Ampere, B200 and
+    GB200 both Blackwell), else the product itself (TPU-v5p, Gaudi2), else the family's
+    name (one the catalogue does not know is a generation of its own)."""
+    product = normalise_accelerator(family).product
+    known = next((p for p in _PRODUCTS if p.product == product), None)
+    if known is None:
+        return family
+    return known.architecture or known.product
 
 
 def accepted_products(gpus_only: bool = False) -> list[str]:

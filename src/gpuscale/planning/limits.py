@@ -34,6 +34,7 @@ A flagged row is kept out of the Pareto front and the "stops paying" picks.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuscale.planning.predict import (
@@ -146,25 +147,27 @@ def runnable_near(fits: Fits, workload: str, family: str, n: int) -> tuple[int |
         assumed = 2.0 ** log2_batch(fit, own, math.log2(m))
         return not below_floor(m, assumed, data)
 
-    def first(start: int, stop: int, step: int) -> int | None:
-        """The first ``ok`` count from ``start`` towards ``stop``, on a grid of 1/64
-        octave first, then count by count within the grid step that has it."""
-        if (start - stop) * step > 0:  # past ``stop`` already
-            return None
-        grid, k = [start], 1
-        while (grid[-1] - stop) * step < 0:
-            nxt = round(start * 2 ** (step * k / 64))
-            grid.append(min(nxt, stop) if step > 0 else max(nxt, stop))
-            k += 1
-        previous = start - step
-        for g in grid:
-            if ok(g):
-                return next(m for m in range(previous + step, g + step, step) if ok(m))
-            previous = g
-        return None
-
     top = math.floor(data.largest * 2**REFUSE_OCTAVES)
-    return first(n - 1, data.smallest, -1), first(n + 1, top, 1)
+    return _first_count(ok, n - 1, data.smallest, -1), _first_count(ok, n + 1, top, 1)
+
+
+def _first_count(ok: Callable[[int], bool], start: int, stop: int, step: int) -> int | None:
+    """The first count for which ``ok`` holds from ``start`` towards ``stop`` (``step``:
+    -1 down, 1 up), on a grid of 1/64 octave first, then count by count within the grid
+    step that has it; None where none does."""
+    if (start - stop) * step > 0:  # past ``stop`` already
+        return None
+    grid, k = [start], 1
+    while (grid[-1] - stop) * step < 0:
+        nxt = round(start * 2 ** (step * k / 64))
+        grid.append(min(nxt, stop) if step > 0 else max(nxt, stop))
+        k += 1
+    previous = start - step
+    for g in grid:
+        if ok(g):
+            return next(m for m in range(previous + step, g + step, step) if ok(m))
+        previous = g
+    return None
 
 
 def refusals(
@@ -301,25 +304,73 @@ def batch_flag(beyond: Facts | None, workload: str) -> str:
 
 
 def batch_below(
-    fits: Fits, workload: str, point: PlanRow, data: Reach | None = None
+    fits: Fits,
+    workload: str,
+    family: str,
+    point: PlanRow,
+    data: Reach | None = None,
+    holds: Callable[[int], bool] | None = None,
 ) -> Facts | None:
-    """Where ``point`` (``predict_point``) plans a per-device batch below the fewest any
-    system of the workload ran (:class:`Reach`, ``predict.fewest_per_device``, beyond
-    float rounding): its per-device batch and that fewest (``least_per_accelerator``,
-    with the ``family`` and ``round`` of the newest system that ran it, and how many
-    ``results`` did); None where it is within what was run, or where no system said its
-    batch. ``data``: the workload's :class:`Reach`, where the caller has it."""
+    """Where ``point`` (``predict_point`` of ``family``) plans a per-device batch below
+    the fewest any system of the workload ran (:class:`Reach`,
+    ``predict.fewest_per_device``, beyond float rounding): its per-device batch and that
+    fewest (``least_per_accelerator``, with the ``family`` and ``round`` of the newest
+    system that ran it, and how many ``results`` did), and ``instead``: the plan at the
+    nearest smaller count whose own batch keeps that fewest per device (:func:`whole_batch_near`;
+    None where no count does); None where it is within what was run, or where no system
+    said its batch. ``data``: the workload's :class:`Reach`, where the caller has it;
+    ``holds``: whether a count's devices hold the model state (the plan's memory check;
+    None: every count does)."""
     data = data or reach(fits["workloads"][workload])
-    family, round_name, results = data.least_by
-    per = point["global_batch"] / int(point["accelerators"])
+    by, round_name, results = data.least_by
+    n = int(point["accelerators"])
+    per = point["global_batch"] / n
     if not results or not per < data.per_device_batch * (1 - FLOAT_SLACK):
         return None
     return {
         "batch_per_accelerator": per,
         "least_per_accelerator": data.per_device_batch,
-        "family": family,
+        "family": by,
         "round": round_name,
         "results": results,
+        "instead": whole_batch_near(fits, workload, family, n, data, holds),
+    }
+
+
+def whole_batch_near(
+    fits: Fits,
+    workload: str,
+    family: str,
+    n: int,
+    data: Reach,
+    holds: Callable[[int], bool] | None = None,
+) -> Facts | None:
+    """The plan at the largest count below ``n`` that gets a time and whose global batch
+    (the plan's own there, ``predict_point``: runnable, whole samples per device) gives
+    each device at least the fewest samples any result ran, neither it nor its per-device
+    batch above the most any result ran (:func:`global_batch_beyond`,
+    :func:`batch_beyond`): ``accelerators``,
+    ``global_batch``, ``batch_per_accelerator`` and ``time_to_train_min``; None where no
+    count from the smallest any system ran up to ``n`` does. Fewer devices, each with a
+    batch the data ran, instead of the throughput line continued below it."""
+
+    def ok(m: int) -> bool:
+        point = predict_point(fits, workload, family, m)
+        if refusals(m, point["assumed_batch"], data) or (holds and not holds(m)):
+            return False
+        within = not batch_beyond(fits, workload, point, data)
+        within = within and not global_batch_beyond(fits, workload, point, data)
+        return within and point["global_batch"] / m >= data.per_device_batch * (1 - FLOAT_SLACK)
+
+    m = _first_count(ok, n - 1, data.smallest, -1)
+    if m is None:
+        return None
+    point = predict_point(fits, workload, family, m)
+    return {
+        "accelerators": m,
+        "global_batch": int(point["global_batch"]),
+        "batch_per_accelerator": point["global_batch"] / m,
+        "time_to_train_min": point["time_to_train_min"],
     }
 
 
@@ -335,7 +386,20 @@ def batch_below_flag(below: Facts | None, workload: str) -> str:
         f"{workload} ran (at least {_samples(below['least_per_accelerator'])}: "
         f"{_ran_by(below)}), where the throughput per accelerator is the fit's line "
         "continued below the data, and fixed per-step costs, which dominate small "
-        "batches, may make a step slower than that line gives"
+        "batches, may make a step slower than that line gives" + _instead(below["instead"])
+    )
+
+
+def _instead(instead: Facts | None) -> str:
+    """The plan at the nearest smaller count that keeps the data's per-device batch, in
+    words (:func:`whole_batch_near`), or that none does."""
+    if instead is None:
+        return ": no smaller count with a time keeps that many per accelerator within the data"
+    return (
+        f": on {instead['accelerators']:,} accelerators, the nearest smaller count that "
+        f"keeps it ({_samples(instead['batch_per_accelerator'])} per accelerator, a global "
+        f"batch of {instead['global_batch']:,}), the plan gives "
+        f"{format_minutes(instead['time_to_train_min'])}"
     )
 
 

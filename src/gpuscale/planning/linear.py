@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from gpuscale.planning.crossing import crossing_words
 from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.throughput import factors
 from gpuscale.plausibility import LINEAR_SPREAD
@@ -115,13 +116,16 @@ def _ratios(a: PlanRow, b: PlanRow) -> tuple[str, str, str]:
 
 def cell(a: PlanRow, b: PlanRow, verdict: Facts) -> str:
     """The table's ``beyond_linear`` cell of row ``b``: how much faster than ``a`` on how
-    many times the devices, and the measured result that supports it, or none."""
+    many times the devices, and the measured result that supports it (with the hardware
+    generation and software stack that comparison crosses: ``verdict["crossing"]``), or
+    none."""
     time_ratio, device_ratio, _ = _ratios(a, b)
     said = f"{time_ratio}x as fast as {int(a['accelerators']):,} on {device_ratio}x the devices"
     if not verdict["supported"]:
         return f"{said}; no result measured so"
     best = verdict["supported"][0]
-    return f"{said}; measured so: {best['family']} {_pair(best)} ({best['round']})"
+    crosses = filled(", {}", crossing_words(verdict.get("crossing") or {}))
+    return f"{said}; measured so: {best['family']} {_pair(best)} ({best['round']}){crosses}"
 
 
 def _pair(e: Facts) -> str:
@@ -186,7 +190,10 @@ def linear_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str
         ]
         span = f"from {low:,} (or down to {low / 2:g}) to {high:,} (or up to {2 * high:,})"
         if verdict["supported"]:
-            text += f". Measured more than linear {span}: {joined(shown)}"
+            crosses = crossing_words(verdict.get("crossing") or {})
+            text += f". Measured more than linear {span}: {joined(shown)}" + filled(
+                "; the first, against the plan's family, {}", crosses
+            )
         else:
             text += (
                 f". No family's results ran more than linearly {span} in one round"

@@ -12,6 +12,7 @@ from gpuscale.hardware.accelerators import other_variants
 from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import bundled_coverage, default_fits, fits_of
+from gpuscale.planning.crossing import borrowed_crossing, linear_crossing, merged
 from gpuscale.planning.intervals import evidence, transfer_factor
 from gpuscale.planning.limits import (
     batch_below,
@@ -99,10 +100,14 @@ def leaned_on(
     return [_system(e, f) for e, f in near[:k]]
 
 
-def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list]:
-    """(on the Pareto front, the criteria picking each count) over the counts asked."""
+def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list, Facts]:
+    """(on the Pareto front, the criteria picking each count, what they picked over) over
+    the counts asked: ``among`` the counts, E' against the plan at the first,
+    ``reference``, the threshold's ``best`` count and its E' (``best_normalized_efficiency``),
+    so a reader sees why ``gpuscale analyze``, over one round's measured systems against its
+    reference system, can pick another count."""
     if not n:
-        return [], []
+        return [], [], {}
     speedups = [measures.speedup(minutes[0], t) for t in minutes]
     efficiencies = [measures.efficiency(s, x) for s, x in zip(speedups, n, strict=True)]
     normalised = [
@@ -122,7 +127,15 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
         if index is not None:
             picks.setdefault(index, []).append(criterion.label(threshold))
     front = criteria.pareto_mask(minutes, hours)
-    return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
+    best = max(range(len(n)), key=lambda i: normalised[i])
+    over = {
+        "among": [int(x) for x in n],
+        "reference": int(n[0]),
+        "best": int(n[best]),
+        "best_normalized_efficiency": normalised[best],
+        "threshold": threshold,
+    }
+    return front, [", ".join(picks.get(i, [])) for i in range(len(n))], over
 
 
 TIMES = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
@@ -203,7 +216,10 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     against = {k: superlinear_reference(fits, workload, family, int(n[k])) for k in timed}
     beyond = {k: batch_beyond(fits, workload, points[k], data) for k in timed}
     above = {k: global_batch_beyond(fits, workload, points[k], data) for k in timed}
-    below = {k: batch_below(fits, workload, points[k], data) for k in timed}
+    below = {
+        k: batch_below(fits, workload, family, points[k], data, lambda m: not memory.refusal(m))
+        for k in timed
+    }
     flags = []
     for k in range(len(points)):
         said = [*refused[k], far_flag(int(n[k]), data)]
@@ -217,12 +233,15 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     for k, verdict in verdicts.items():
         if verdict["flagged"]:
             flags[k][0].append(UNSUPPORTED)
+        # the generation and software stack its support crosses (linear.cell says it)
+        verdict["crossing"] = linear_crossing(fits, workload, family, verdict)
+    borrowed = borrowed_crossing(fits, workload, family)  # class iii: every count's level
     kept = [k for k in timed if not flags[k][0]]
-    front, stops = _marks(
+    front, stops, over = _marks(
         [n[k] for k in kept], [points[k]["time_to_train_min"] for k in kept], request.threshold
     )
     if len(kept) < 2:  # one count: none to stop paying against, no criterion named
-        stops = [""] * len(kept)
+        stops, over = [""] * len(kept), {}
     marked = {k: (bool(front[i]), stops[i]) for i, k in enumerate(kept)}
     price, power = request.price_per_device_hour, request.power_w
     if under_floor({"power_w": power}) or above_ceiling({"power_w": power}):  # a unit mistaken
@@ -275,6 +294,9 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),
                 "beyond_linear_verdict": verdicts.get(k),  # linear.linear_notes says it
+                # the hardware generation and software stack its level or its
+                # faster-than-linear support crosses (planning.crossing)
+                **merged(borrowed, verdicts[k]["crossing"] if k in verdicts else {}),
                 # (smaller count, ratio) the super-linear check held the count against
                 "superlinear_reference": against.get(k),
                 # the per-device batch above the most any system ran (limits.batch_beyond)
@@ -285,7 +307,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
                 "slower_more": at["slower_more"],
             }
         )
-    return rows
+    return rows, over
 
 
 def plan_result(
@@ -338,7 +360,7 @@ def plan_result(
             f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "
             f"for {family} on {workload}: please report it"
         )
-    rows = _rows(points, request, fits, workload, family)
+    rows, picked_over = _rows(points, request, fits, workload, family)
     own = fit["families"].get(family)
     systems = [_system(e, family) for e in systems_of(own)]
     model = {
@@ -367,6 +389,9 @@ def plan_result(
         "devices_per_node": node,
         # the rounds the fit pools, each one's quality target and era (``words.pooled_facts``)
         "pooled": pooled_facts(fit),
+        # what ``stops_paying`` picked over: the counts, E' against which, the best E'
+        # (``_marks``); {} where fewer than two counts take part
+        "picks": picked_over,
         # per class of the rows: how often its 80% intervals covered past forecasts
         "interval_coverage": coverage_facts(coverage, rows),
     }

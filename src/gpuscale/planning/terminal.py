@@ -136,11 +136,29 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
         if row["beyond_linear"] and not (row["beyond_linear_verdict"] or {}).get("flagged")
     ]
     said += outlier_lines(result.rows)
+    said += picks_line(result)
     said += result.said  # rounds of different targets pooled, a level borrowed
     said.append("How each count was planned: --explain; every column: -f csv or -f json.")
     model = result.model
     title = f"plan: {model['workload']} on {model['family']}, minutes to train (80% interval)"
     return records, said, title
+
+
+def picks_line(result: PlanResult) -> list[str]:
+    """What the "picked by" column picked over (the plan's ``model["picks"]``), in a line,
+    and why ``gpuscale analyze`` can pick another count; none where no count is picked."""
+    over = result.model.get("picks") or {}
+    if not any(row["stops_paying"] for row in result.rows) or not over:
+        return []
+    among = over["among"]
+    return [
+        f"{PICKED_BY}: over the plan's times at the {len(among)} counts asked without a flag "
+        f"({among[0]:,} to {among[-1]:,}), E' against the plan at {over['reference']:,}, the "
+        f"threshold against the best E', {over['best_normalized_efficiency']:.3f} at "
+        f"{over['best']:,}; gpuscale analyze picks over one round's measured systems (the "
+        "fastest at each count, E' against its reference system), so it can pick another "
+        "count."
+    ]
 
 
 def nearest_text(nearest: list[Facts]) -> str:
@@ -205,7 +223,7 @@ def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], 
         for r in rows
         for n in [int(r["accelerators"])]
         if math.isfinite(r["time_to_train_min"])  # no time: leans on nothing (flags say why)
-    ]
+    ] + picks_line(result)
     title = f"plan: {result.model['workload']} on {result.model['family']}"
     if others := result.model.get("could_also_mean"):  # the parts the name was not read as
         title += (

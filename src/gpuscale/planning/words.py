@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from gpuscale.hardware.ceilings import above_ceiling
+from gpuscale.planning.crossing import borrowed_crossing
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
@@ -187,9 +188,17 @@ def borrowed_line(fits: Fits, workload: str, family: str) -> str:
         "; {} also submitted " + workload + " on other accelerators",
         joined(sorted(theirs & here)),
     )
+    crossing = borrowed_crossing(fits, workload, family)
+    generations = filled(
+        "; the families that ran it are of another hardware generation ({}): the level "
+        "crosses hardware generations",
+        crossing["crosses_generation_to"]
+        and f"{joined(crossing['crosses_generation_to'].split(', '))}, not "
+        f"{crossing['crosses_generation_from']}",
+    )
     return (
         f"{family} never ran {workload}: its level is borrowed from its speed on "
-        f"{joined(parts) or 'other workloads'}{stack}."
+        f"{joined(parts) or 'other workloads'}{stack}{generations}."
     )
 
 

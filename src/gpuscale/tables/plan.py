@@ -79,7 +79,14 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``rests_on_outlier``: where that submitter's software is an outlier in the workload's
   data, any family or round (``gpuscale.analysis.outliers``, the rule ``analyze`` and the
   report use; left out of the fit): ``v4.0 H100_n1: 3.92x the median of H100-SXM5-80GB's
-  other submitters at 8``, ``"; "``-joined; empty where it is none.
+  other submitters at 8``, ``"; "``-joined; empty where it is none;
+* ``crosses``: where the count's level (class ``iii``, borrowed from the families that ran
+  the workload) or its ``beyond_linear`` support (another family's or submitter's measured
+  pair) crosses ``hardware generation`` (the product's architecture: Ampere, Hopper) or
+  ``software stack`` (a submitter's), comma-separated; ``crosses_generation_from`` /
+  ``_to`` and ``crosses_software_from`` / ``_to``: from what to what (the family's
+  generation and submitters on the workload, the others'), ``", "``-joined; all empty
+  where nothing is crossed (``gpuscale.planning.crossing``).
 """
 
 from __future__ import annotations
@@ -115,6 +122,11 @@ PLAN_SCHEMA: dict[str, str] = {
     "rests_on": "str",
     "rests_on_submitter": "str",
     "rests_on_outlier": "str",
+    "crosses": "str",
+    "crosses_generation_from": "str",
+    "crosses_generation_to": "str",
+    "crosses_software_from": "str",
+    "crosses_software_to": "str",
 }
 PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)
 

@@ -181,14 +181,14 @@ def borrowed_line(fits: Fits, workload: str, family: str) -> str:
         parts.append(f"{name} ({_rounds(mine)}, {joined(who)})")
     here = {str(s[1]) for f in fit["families"].values() for s in f["systems"]}
     # a submitter is one software stack: none of theirs on the workload, the level crosses
+    crossing = borrowed_crossing(fits, workload, family)
     stack = filled(
         "; none of {}'s results are on " + workload + ": the level crosses software stacks",
-        theirs and not theirs & here and joined(sorted(theirs)),
+        crossing["crosses_software_to"] and joined(crossing["crosses_software_from"].split(", ")),
     ) + filled(
         "; {} also submitted " + workload + " on other accelerators",
         joined(sorted(theirs & here)),
     )
-    crossing = borrowed_crossing(fits, workload, family)
     generations = filled(
         "; the families that ran it are of another hardware generation ({}): the level "
         "crosses hardware generations",

@@ -63,8 +63,10 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   of the count, not of the other counts asked), "batch beyond the data: ..." (a per-device
   batch above the most any result of the workload ran, naming it, its family and round,
   and the plan's time at it), "global batch above the data: ..." (likewise of the global
-  batch: its samples to converge the convergence references' line continued), "more
-  than linear: ..." (planned faster
+  batch: its samples to converge the convergence references' line continued), "batch
+  below the data: ..." (a per-device batch below the fewest any result ran, naming it,
+  and the plan at the nearest smaller count whose batch keeps it, within the data:
+  ``limits.whole_batch_near``), "more than linear: ..." (planned faster
   than linear against a smaller count asked where no family's results between those
   counts ran so: ``beyond_linear``);
 * ``model_state_gb``: the model state each device holds at that count (weights,

@@ -145,3 +145,29 @@ def test_picked_by_says_what_it_picked_over(golden: Golden) -> None:
     golden.check(VIEW, "BERT on H100 at 8 to 256: what picked by picked over", line)
     one = plan_result(PlanRequest(workload="bert", accelerator="H100", devices="8"), default_fits())
     assert one.model["picks"] == {}  # one count: nothing picked over
+
+
+def test_analyze_says_the_best_e_prime_its_threshold_is_against(golden: Golden) -> None:
+    """`analyze --round v4.1 -b bert` picks 8 within H100 where the plan picks 32: its
+    E' is against Fujitsu's 4 x H100 (10.55 min), and its best E' is Dell's faster 4
+    (10.19 min, 1.035), so the floor is 0.828 and 16 (Lambda's, 0.802) falls below it.
+    The line under its table names that best, the largest ``family_normalized_efficiency``
+    of the family's systems its CSV carries."""
+    import io
+
+    import pandas as pd
+
+    asked = ["analyze", "--round", "v4.1", "-b", "bert"]
+    rows = pd.read_csv(io.StringIO(runner.invoke(app, [*asked, "-f", "csv"]).stdout))
+    h100 = rows[(rows["accelerator_family"] == "H100-SXM5-80GB") & rows["outlier"].isna()]
+    best = h100.loc[h100["family_normalized_efficiency"].idxmax()]
+    assert (best["submitter"], int(best["accelerators"])) == ("Dell", 4)
+    fastest = h100.groupby("accelerators")["family_normalized_efficiency"].max()
+    kept = fastest[fastest >= 0.8 * best["family_normalized_efficiency"]]
+    picked = h100[h100["family_picks"].fillna("").str.contains("E' >= 0.8 x best")]
+    assert int(picked["accelerators"].iloc[0]) == int(kept.index.max()) == 8
+    assert 0.8 * best["family_normalized_efficiency"] > fastest[16]
+    said = " ".join(runner.invoke(app, asked).stdout.split())
+    (line,) = re.findall(r"within H100-SXM5-80GB, against its own: .*? at 4\)", said)
+    assert f"best E' {best['family_normalized_efficiency']:.3f} (Dell/" in line
+    golden.check(VIEW, "analyze v4.1 BERT: the best E' within H100", line)

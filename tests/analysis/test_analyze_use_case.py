@@ -89,6 +89,21 @@ def test_an_availability_that_matches_nothing_is_offered_those_there(v41) -> Non
     assert said.count("matches") == 1 and said.count("'previw'") == 1, said
 
 
+def test_analyze_refuses_an_availability_no_system_has_naming_those_there(v41) -> None:
+    """``analyze(tables, ["bert"], availability="zzz")`` returned [] (the command said why):
+    a ValueError listing the availabilities there, as the command's; one a system has keeps
+    its answer, [] where the division alone leaves the workload empty."""
+    with pytest.raises(ValueError, match=re.escape("availability 'zzz'")) as refused:
+        analyze(v41, ["bert"], availability="zzz", n_boot=100)
+    assert str(refused.value).endswith(
+        "their availabilities (the text is looked for within each): Available cloud, "
+        "Available on-premise, Preview"
+    )
+    (cloud,) = analyze(v41, ["bert"], availability="CLOUD", n_boot=100)
+    assert set(cloud.table["availability"]) == {"Available cloud"}
+    assert analyze(v41, ["bert"], availability="cloud", division="open", n_boot=100) == []
+
+
 def test_families_and_divisions_are_read_as_the_command_reads_them(golden: Golden) -> None:
     """``analyze`` from Python reads ``families=("h100",)`` and ``division="Closed"`` as
     ``gpuscale analyze --family h100 --division Closed`` does (it found nothing before), and

@@ -55,10 +55,12 @@ def test_json_and_csv_write_the_verdict_records_alone_on_stdout(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [r["op"] for r in rows] == ["all_reduce", "broadcast"]
-    # compared with the sweep before, or not for this one's single call per size
-    assert {(r["change_kind"], r["change_against"], r["change_iters"]) for r in rows} == {
-        ("too few calls", "this", "1")
+    # compared with the sweep before (its id), or not for this one's single call per size
+    changes = {
+        (r["change_kind"], r["change_against"], r["change_too_few"], r["change_iters"])
+        for r in rows
     }
+    assert changes == {("too few calls", doc["sweep_id"], "latest", "1")}
     # the terminal's sweep tables: their dropped columns are in the file, not in -f csv
     table = runner.invoke(app, ["collectives", *TINY, *ops, "--out", str(out)], env=NARROW)
     said = " ".join(table.stdout.split())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.interconnect.changes import ChangeKind, SweepChange
+from gpuscale.interconnect.changes import ChangeKind, FewCalls, SweepChange
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.verdict import judge
 
@@ -70,12 +70,17 @@ def change(tmp_path: Path, *sweeps: list[dict]) -> SweepChange | None:
 
 def test_two_call_sweeps_are_not_compared(tmp_path: Path, golden) -> None:
     found = change(tmp_path, sweep("a", 1.0, iters=2), sweep("b", 0.22, iters=2))
-    assert found == SweepChange(ChangeKind.TOO_FEW_CALLS, "this", iters=2)
+    # against: the earlier sweep's id (it held the word "this"); too_few: which sweep
+    assert found == SweepChange(ChangeKind.TOO_FEW_CALLS, "a", iters=2, too_few=FewCalls.LATEST)
+    assert (found.to_dict()["against"], found.to_dict()["too_few"]) == ("a", "latest")
     golden.check(VIEW, "this sweep timed too few calls", found.sentence())
     # an earlier two-call sweep is no baseline for a good one either
     found = change(tmp_path, sweep("a", 1.0, iters=2), sweep("b", 0.22))
-    assert found == SweepChange(ChangeKind.TOO_FEW_CALLS, "a", iters=2)
+    assert found == SweepChange(ChangeKind.TOO_FEW_CALLS, "a", iters=2, too_few=FewCalls.EARLIER)
+    assert found.to_dict()["too_few"] == "earlier"
     golden.check(VIEW, "the earlier sweep timed too few calls", found.sentence())
+    compared = change(tmp_path, sweep("a", 1.0), sweep("b", 0.22))
+    assert compared is not None and compared.to_dict()["too_few"] is None
 
 
 def test_a_difference_within_the_spread_of_the_calls_is_noise(tmp_path: Path, golden) -> None:

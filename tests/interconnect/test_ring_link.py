@@ -142,7 +142,7 @@ def test_where_the_ring_is_the_slowest_pair_the_sentence_is_as_before() -> None:
     topo = parse_topo_matrix(H100_8)
     assert link_sentence(topo, topo.to_dict()).startswith(
         "slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; "
-        "expected all-reduce bus bandwidth 370.8 GB/s ("
+        "expected all-reduce bus bandwidth 371 GB/s ("
     )
 
 

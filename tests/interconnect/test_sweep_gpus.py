@@ -15,6 +15,7 @@ from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.expected import gpu_span, sweep_gpus
 from gpuscale.interconnect.nvml import nvml_topology
 from gpuscale.interconnect.records import read_sweeps
+from gpuscale.interconnect.shown import link_sentence
 from gpuscale.interconnect.topology import parse_topo_matrix
 from gpuscale.interconnect.verdict import LOW, NORMAL, SUSPICIOUS, OpVerdict, judge
 
@@ -113,6 +114,19 @@ def test_nvswitch_every_count_the_same(tmp_path: Path) -> None:
     said = {_judged(tmp_path, 350.0, n, h100).sentence() for n in (2, 4, 8)}
     assert len(said) == 1 and "371 GB/s expected for nvlink4" in said.pop()
     assert _judged(tmp_path, 350.0, 2, h100).expected_busbw_gbs == pytest.approx(370.8)
+
+
+def test_topo_and_the_verdict_say_one_figure_alike(tmp_path: Path) -> None:
+    """``gpuscale topo`` said the H100 ring's 370.8 GB/s as "370.8", the collectives verdict
+    on it "371": one figure, one rounding (three significant digits) in both; JSON keeps
+    the figure whole."""
+    h100 = parse_topo_matrix(H100_8)
+    info = h100.to_dict()
+    assert info["expected_busbw_gbs"] == pytest.approx(370.8)
+    verdict = _judged(tmp_path, 350.0, 8, h100).sentence()
+    topo = link_sentence(h100, info)
+    assert "of the 371 GB/s expected" in verdict and "bus bandwidth 371 GB/s (" in topo
+    assert "370.8" not in verdict + topo
 
 
 def test_across_nodes_and_presets_unchanged(tmp_path: Path) -> None:

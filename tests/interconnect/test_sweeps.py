@@ -341,14 +341,36 @@ def test_sizes_rounded_to_whole_elements_are_said_once() -> None:
     gather = CollectivesConfig(ops=("all_gather",), min_bytes=3, max_bytes=13)
     assert rounded_sizes(gather, "cpu", 2) == [
         "sizes sent as nccl-tests sends them, in whole 4-byte elements, split evenly over "
-        "the 2 ranks in all_gather: all_gather sent 3 B, 6 B, 12 B and 13 B as 8 B"
+        "the 2 ranks in all_gather: all_gather sent 3 B, 6 B, 12 B and 13 B as 8 B; each size "
+        "sent is timed and shown once"
     ]
     # the default sweep on 2 ranks sends every size as asked; on 3, the split ops round
     # (ops rounded alike said together, the first three sizes named)
     assert rounded_sizes(CollectivesConfig(), "cuda", 2) == []
     (three,) = rounded_sizes(CollectivesConfig(ops=("all_reduce", "all_gather")), "cuda", 3)
     assert three.endswith(
-        "all_gather sent 8 B and 16 B as 12 B; 32 B as 24 B; 64 B as 60 B; 24 sizes more"
+        "all_gather sent 8 B and 16 B as 12 B; 32 B as 24 B; 64 B as 60 B; 24 sizes more; "
+        "each size sent is timed and shown once"
+    )
+
+
+def test_sizes_sent_alike_are_timed_once() -> None:
+    """``--min-bytes 1 --max-bytes 16`` all-reduced sent 1, 2 and 4 B each as 4 B: three
+    rows of 4 B, the same message shown thrice. The first size of each size sent is timed;
+    the note says the sizes went as one."""
+    from gpuscale.bench.collectives_config import (
+        CollectivesConfig,
+        message_sizes,
+        rounded_sizes,
+        sizes_measured,
+    )
+
+    assert sizes_measured("all_reduce", message_sizes(16, 1), 2) == [1, 8, 16]
+    assert sizes_measured("all_gather", [3, 6, 12, 13, 16], 2) == [3, 16]  # 8 B, then 16 B
+    assert sizes_measured("all_reduce", message_sizes(1 << 30), 2) == message_sizes(1 << 30)
+    (said,) = rounded_sizes(CollectivesConfig(min_bytes=1, max_bytes=16), "cpu", 2)
+    assert said.endswith(
+        "all_reduce sent 1 B and 2 B as 4 B; each size sent is timed and shown once"
     )
 
 
@@ -372,9 +394,14 @@ def test_a_sweep_says_how_its_sizes_were_sent(tmp_path: Path) -> None:
 
     config = CollectivesConfig(ops=("all_gather",), min_bytes=3, max_bytes=13, iters=2, warmup=1)
     check = check_interconnect(CheckRequest(out=tmp_path / "c.jsonl", nproc="2"), config, 2)
-    assert set(check.run.latest["size_bytes"]) == {8}
+    rows = check.run.latest  # 3, 6, 12 and 13 B go as 8 B: timed once in each placement
+    assert sorted(zip(rows["placement"], rows["size_bytes"], strict=True)) == [
+        ("in-place", 8),
+        ("out-of-place", 8),
+    ]
     rounded = [v for v in check.verdicts if v.startswith("sizes sent")]
     assert rounded == [
         "sizes sent as nccl-tests sends them, in whole 4-byte elements, split evenly over "
-        "the 2 ranks in all_gather: all_gather sent 3 B, 6 B, 12 B and 13 B as 8 B"
+        "the 2 ranks in all_gather: all_gather sent 3 B, 6 B, 12 B and 13 B as 8 B; each size "
+        "sent is timed and shown once"
     ]

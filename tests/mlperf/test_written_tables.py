@@ -101,6 +101,32 @@ def test_scores_shows_the_global_batch_as_a_whole_number(tmp_path: Path, fmt: st
         assert raw["global_batch_size"].tolist() == ["256"]
 
 
+@pytest.mark.parametrize(
+    "command", [["scores", "--all-columns"], ["analyze", "--bootstrap", "100"]]
+)
+def test_csv_on_stdout_escapes_formula_text_as_the_files_do(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """``scores -f csv`` printed ``=HYPERLINK(...)`` as logged (the files ``ingest`` writes
+    escaped it): every ``-f csv`` on stdout writes a formula's text as the files do."""
+    shown = CliRunner().invoke(app, [command[0], str(_round(tmp_path)), *command[1:], "-f", "csv"])
+    assert shown.exit_code == 0, shown.output
+    row = pd.read_csv(io.StringIO(shown.stdout), dtype=str, keep_default_na=False).iloc[0]
+    assert (row["system_name"], row["submitter"]) == ("'" + FORMULA, "'-2+3")
+    if "framework" in row:
+        assert row["framework"] == "'+cmd"
+    assert float(row["time_to_train_min"]) > 0  # numbers are never escaped
+
+
+def test_csv_records_escape_formula_text_and_tuples_alike() -> None:
+    """The CSV of plain records (``plan -f csv``) escapes as a frame's does, a tuple's
+    joined items too; numbers, negative ones included, are written as they are."""
+    from gpuscale.tables.views import records_csv
+
+    text = records_csv([{"name": "@SUM(1)", "kinds": ("=a", "b"), "delta": -1.5, "empty": None}])
+    assert text.splitlines() == ["name,kinds,delta,empty", "'@SUM(1),'=a; b,-1.5,"]
+
+
 def test_every_column_written_is_documented() -> None:
     """Each column `ingest` and `dataset` write is named, in backticks, on the schema page
     or the tour (the dataset's own columns)."""

@@ -243,8 +243,10 @@ def analyze(
     every one), and ``options``' division and families likewise (:func:`read_against`:
     ``H100`` is H100-SXM5-80GB). Raises TypeError for a ``tables``, ``workloads`` or
     ``options`` of the wrong type, ValueError for scores lacking a column or with a time
-    to train <= 0 (``gpuscale.tables.checks``) and :class:`~gpuscale.names.UnknownNameError` (a
-    ValueError) for a name that is none of the tables' workloads, families or divisions.
+    to train <= 0 (``gpuscale.tables.checks``), :class:`~gpuscale.names.UnknownNameError` (a
+    ValueError) for a name that is none of the tables' workloads, families or divisions
+    and :class:`NothingAnalysedError` (a ValueError) for an ``availability`` found in no
+    scored system's of the workloads asked (it lists those of the division).
     The keywords after ``options`` are its fields, replaced (``n_boot=500``, the CLI's
     ``--bootstrap``); one that is none is a TypeError naming the closest."""
     return _analyze(tables, workloads, options, fields)
@@ -276,7 +278,10 @@ def _analyze(
         analyze_workload(tables, r, w, options, held=held)
         for r, w in workload_pairs(tables, workloads)
     ]
-    return [r for r in results if r is not None]
+    found = [r for r in results if r is not None]
+    if not found and options.availability and not _availability_found(tables, workloads, options):
+        raise nothing_analysed(tables, workloads, options)  # a typo: what would match
+    return found
 
 
 # help(gpuscale.analyze) lists the options' fields, each a keyword with its default
@@ -398,15 +403,32 @@ def nothing_analysed(
     return NothingAnalysedError(lead + "".join(f"; {x}" for x in said))
 
 
-def _availabilities(tables: RoundTables, workloads: list[str], options: AnalysisOptions) -> str:
-    """The availabilities of the scored systems asked for (the division's), as the text
-    --availability is looked for in, and the closest to the one given."""
+def _availability_kinds(
+    tables: RoundTables, workloads: list[str], division: str | None
+) -> list[str]:
+    """The availabilities of the scored systems asked for (``division``'s), sorted."""
     scores = tables.scores
     asked = set(workload_pairs(tables, workloads))
     mine = [(r, w) in asked for r, w in zip(scores["round"], scores["workload"], strict=True)]
     scored = scores[pd.Series(mine, index=scores.index) & scores["time_to_train_min"].notna()]
-    scored = scored[in_division(scored, options.division).to_numpy(bool)]
-    kinds = sorted({str(a) for a in scored["availability"].dropna()})
+    scored = scored[in_division(scored, division).to_numpy(bool)]
+    return sorted({str(a) for a in scored["availability"].dropna()})
+
+
+def _availability_found(
+    tables: RoundTables, workloads: list[str], options: AnalysisOptions
+) -> bool:
+    """Whether ``options.availability`` is within the availability of a scored system
+    asked for, of any division (case ignored, as ``metrics.scored_systems`` looks for it):
+    where not, it is a typo, not a filter that left these workloads empty."""
+    given = str(options.availability).lower()
+    return any(given in kind.lower() for kind in _availability_kinds(tables, workloads, None))
+
+
+def _availabilities(tables: RoundTables, workloads: list[str], options: AnalysisOptions) -> str:
+    """The availabilities of the scored systems asked for (the division's), as the text
+    --availability is looked for in, and the closest to the one given."""
+    kinds = _availability_kinds(tables, workloads, options.division)
     given = str(options.availability)
     return (
         "their availabilities (the text is looked for within each): "

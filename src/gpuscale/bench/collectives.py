@@ -45,6 +45,7 @@ from gpuscale.bench.collectives_config import (
     message_sizes,
     new_sweep_id,
     sent_bytes,
+    sizes_measured,
 )
 from gpuscale.bench.ranks import end_rank, pick_device
 from gpuscale.bench.results_file import append_records
@@ -207,13 +208,15 @@ def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, 
 def sweep(
     config: CollectivesConfig, sweep_id: str, device: torch.device
 ) -> list[dict[str, object]]:
-    """Every op, size and placement; rows as rank 0 writes them (other ranks: [])."""
+    """Every op, size (each size sent once: :func:`sizes_measured`) and placement; rows as
+    rank 0 writes them (other ranks: [])."""
     n, rank = dist.get_world_size(), dist.get_rank()
     rows: list[dict[str, object]] = []
     base = {"kind": "result", "sweep_id": sweep_id, "ranks": n, "dtype": "float32"}
     for op in config.ops:
         stop = False
-        for size in message_sizes(config.largest(device.type), config.min_bytes):
+        sizes = message_sizes(config.largest(device.type), config.min_bytes)
+        for size in sizes_measured(op, sizes, n):
             for placement in PLACEMENTS[op]:
                 row = {**base, "op": op, "placement": placement, "redop": "sum"}
                 buffers = None  # the last size's tensors freed before this one's are made

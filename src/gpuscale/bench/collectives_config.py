@@ -256,6 +256,19 @@ def sent_bytes(op: str, size: int, ranks: int) -> int:
     return max(1, size // ELEMENT_BYTES // split) * split * ELEMENT_BYTES
 
 
+def sizes_measured(op: str, sizes: list[int], ranks: int) -> list[int]:
+    """The sizes of ``sizes`` the sweep times for ``op``: the first of those sent as the same
+    bytes (:func:`sent_bytes`: 1, 2 and 4 B all-reduced all go as 4 B), once; timing the
+    others would show the same message again as rows alike."""
+    seen: set[int] = set()
+    measured = []
+    for size in sizes:
+        if (moved := sent_bytes(op, size, ranks)) not in seen:
+            seen.add(moved)
+            measured.append(size)
+    return measured
+
+
 # Pairs of sizes a rounding note names before it counts the rest
 ROUNDED_SHOWN = 3
 
@@ -274,11 +287,13 @@ def rounded_sizes(config: CollectivesConfig, device: str, ranks: int) -> list[st
     asked."""
     sizes = message_sizes(config.largest(device), config.min_bytes)
     ops_of: dict[str, list[str]] = {}  # how sizes went: the ops that sent them so
+    once = False  # whether sizes asked went as one size sent (timed once: sizes_measured)
     for op in config.ops:
         sent: dict[int, list[int]] = {}  # bytes sent: the sizes asked that went as it
         for size in sizes:
             if (moved := sent_bytes(op, size, ranks)) != size:
                 sent.setdefault(moved, []).append(size)
+        once |= any(len(asked) > 1 or moved in sizes for moved, asked in sent.items())
         shown = [
             f"{joined([format_bytes(a) for a in asked])} as {_apart(moved, asked)}"
             for moved, asked in list(sent.items())[:ROUNDED_SHOWN]
@@ -292,9 +307,10 @@ def rounded_sizes(config: CollectivesConfig, device: str, ranks: int) -> list[st
     split = [op for ops in ops_of.values() for op in ops if op not in WHOLE_MESSAGE_OPS]
     parts = f", split evenly over the {ranks:,} ranks in {joined(split)}" if split else ""
     said = "; ".join(f"{joined(ops)} sent {how}" for how, ops in ops_of.items())
+    timed = "; each size sent is timed and shown once" if once else ""
     return [
         f"sizes sent as nccl-tests sends them, in whole {ELEMENT_BYTES}-byte elements"
-        f"{parts}: {said}"
+        f"{parts}: {said}{timed}"
     ]
 
 

@@ -44,13 +44,21 @@ class ChangeKind(Code):
     TOO_FEW_CALLS = "too few calls"  # one sweep timed fewer than MIN_ITERS calls per size
 
 
+class FewCalls(Code):
+    """Which of two sweeps timed too few calls per size to be compared (``TOO_FEW_CALLS``)."""
+
+    LATEST = "latest"  # the sweep judged
+    EARLIER = "earlier"  # the earlier sweep it is set against (``SweepChange.against``)
+
+
 @dataclass(frozen=True, slots=True)
 class SweepChange:
-    """The latest sweep's peak against ``against``, the best earlier sweep that ran alike,
-    over the sizes both measured: both peaks (GB/s) and the larger of ``DROP_SHARE`` and
-    either peak's call-to-call spread (``noise_share``); for ``TOO_FEW_CALLS``, the sweep
-    that timed too few calls (``this``, or the earlier one's id) and how many
-    (``iters``); ``suspects``: what may have changed, by the backend."""
+    """The latest sweep's peak against ``against``, the id of the best earlier sweep that
+    ran alike, over the sizes both measured: both peaks (GB/s) and the larger of
+    ``DROP_SHARE`` and either peak's call-to-call spread (``noise_share``); for
+    ``TOO_FEW_CALLS``, ``against`` is the latest earlier sweep that ran alike, ``too_few``
+    which of the two timed too few calls and ``iters`` how many; ``suspects``: what may
+    have changed, by the backend."""
 
     kind: ChangeKind
     against: str
@@ -59,6 +67,7 @@ class SweepChange:
     noise_share: float = math.nan
     iters: int | None = None
     suspects: str = ""
+    too_few: FewCalls | None = None
 
     @property
     def ratio(self) -> float:
@@ -72,7 +81,8 @@ class SweepChange:
 
     def to_dict(self) -> dict[str, JSON]:
         """The change as JSON: its kind, the sweep compared with, both peaks (GB/s; NaN,
-        null in JSON, where not compared), the noise share, the calls and the sentence."""
+        null in JSON, where not compared), the noise share, the calls, which sweep timed too
+        few (``latest``, ``earlier``; null where compared) and the sentence."""
         return {
             "kind": str(self.kind),
             "against": self.against,
@@ -81,6 +91,7 @@ class SweepChange:
             "noise_share": self.noise_share,
             "iters": self.iters,
             "suspects": self.suspects,
+            "too_few": None if self.too_few is None else str(self.too_few),
             "sentence": self.sentence(),
         }
 
@@ -90,7 +101,7 @@ class SweepChange:
             share=abs(self.lower_share),
             way="lower" if self.lower_share > 0 else "higher",
             drop_or_rise="drop" if self.lower_share > 0 else "rise",
-            whose="this sweep's" if self.against == "this" else f"sweep {self.against}'s",
+            whose="this sweep's" if self.too_few is FewCalls.LATEST else f"sweep {self.against}'s",
             before=number(self.before_gbs),
             now=number(self.now_gbs),
             min_iters=MIN_ITERS,
@@ -178,12 +189,13 @@ def sweep_change(
     enough = [f for f in found if not _too_few(headers.get(f[2]) or {})]
     if not found:
         return None
+    earlier = found[-1][2]  # the latest earlier sweep that ran alike
     if _too_few(header):
-        return SweepChange(ChangeKind.TOO_FEW_CALLS, "this", iters=_iters(header))
+        few = FewCalls.LATEST
+        return SweepChange(ChangeKind.TOO_FEW_CALLS, earlier, iters=_iters(header), too_few=few)
     if not enough:
-        earlier = found[-1][2]
-        iters = _iters(headers.get(earlier) or {})
-        return SweepChange(ChangeKind.TOO_FEW_CALLS, earlier, iters=iters)
+        iters, few = _iters(headers.get(earlier) or {}), FewCalls.EARLIER
+        return SweepChange(ChangeKind.TOO_FEW_CALLS, earlier, iters=iters, too_few=few)
     their_peak, my_peak, best_id = max(enough, key=lambda f: float(f[0]["busbw_gbs"]))
     before, now = float(their_peak["busbw_gbs"]), float(my_peak["busbw_gbs"])
     noise = max(DROP_SHARE, _noise(their_peak), _noise(my_peak))

@@ -253,8 +253,9 @@ def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
             f" (P2P over PCIe is disabled by the driver on the {part.device.name}: NCCL copies "
             "through host memory)"
         )
-    if info["expected_busbw_gbs"]:  # with what it is made of and its citation
+    if info["expected_busbw_gbs"]:  # with what it is made of and its citation; as every
+        # sentence says a bandwidth (the collectives verdict, advise): 3 significant digits
         source = f" ({info['expected_source']})" if info.get("expected_source") else ""
-        bandwidth = f"{number(info['expected_busbw_gbs'], 4)} GB/s{source}"
+        bandwidth = f"{number(info['expected_busbw_gbs'])} GB/s{source}"
     said = "ring link" if pair else "slowest link"
     return f"{said}: {link} -> {preset}; expected all-reduce bus bandwidth {bandwidth}{pair}"

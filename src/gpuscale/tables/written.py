@@ -9,9 +9,10 @@ In memory a table's text column holds ``""`` where it says nothing and its globa
   keeps its column ``float64``, the value as logged;
 * an empty text cell is missing in both files (null in Parquet, an empty field in CSV), so
   pandas reads the same NaN from either: CSV cannot tell ``""`` from missing;
-* in CSV, a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or
-  ``'`` is written with one ``'`` before it (OWASP's defence against CSV injection: a
-  system name from a log, ``=HYPERLINK(...)``, is shown as text, never run as a formula).
+* in CSV (these files and every command's ``-f csv``), a text cell starting with ``=``,
+  ``+``, ``-``, ``@``, a tab, a carriage return or ``'`` is written with one ``'`` before it
+  (OWASP's defence against CSV injection: a system name from a log, ``=HYPERLINK(...)``,
+  is shown as text, never run as a formula).
   Dropping one leading ``'`` from a cell that has one gives the value back
   (``frame[c].str.removeprefix("'")``); the Parquet holds the values as logged.
 """
@@ -58,7 +59,9 @@ def as_parquet(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _escaped(cell: object) -> object:
+def formula_safe(cell: object) -> object:
+    """``cell`` as CSV holds it: text a spreadsheet would read as a formula
+    (:data:`FORMULA_STARTS`) after one ``'``, anything else as it is."""
     if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
         return "'" + cell
     return cell
@@ -70,7 +73,7 @@ def as_csv(frame: pd.DataFrame) -> pd.DataFrame:
     out = as_parquet(frame)
     for name in out.columns:
         if _is_text(out[name]):
-            out[name] = out[name].map(_escaped, na_action="ignore")
+            out[name] = out[name].map(formula_safe, na_action="ignore")
     return out
 
 

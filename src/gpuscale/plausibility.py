@@ -518,3 +518,23 @@ def accelerator_power_flag(energy_kj: object, accelerators: object, minutes: obj
         "accelerator's draw while training): check the power logs' unit (W) and the "
         "system's node and accelerator counts"
     )
+
+
+def energy_meter_flag(dropouts: object, uncovered_s: object) -> str:
+    """Why a bench run's energy and power are no measurement: its meter dropped out
+    (``bench.telemetry.sampled_power``: ``dropouts`` readings at ~0 W, failed, or a
+    stretch without one; ``uncovered_s`` seconds of the timed phase no reading covered),
+    so the mean of the other readings stands in for those moments. Any dropout flags: a
+    ~0 W reading averaged in among 20 a second for a second understates the power by 5%.
+    "" where none, or where the run recorded no count (rows written before it)."""
+    count = number_or_none(dropouts)
+    if count is None or not math.isfinite(count) or count < 1:
+        return ""
+    uncovered = number_or_none(uncovered_s)
+    seconds = "" if uncovered is None else f", {number(uncovered)} s of the timed phase uncovered"
+    readings = "reading" if count == 1 else "readings"
+    return (
+        f"power meter dropouts: {number(int(count))} {readings} at ~0 W, failed or missing"
+        f"{seconds}; its energy and power are left out of the advice's energy and cost "
+        "(bench again, or on a GPU with an energy counter, Volta or newer)"
+    )

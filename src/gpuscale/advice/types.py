@@ -325,3 +325,12 @@ class MeasuredCount:
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+
+
+def metered(runs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``runs`` less those whose power meter dropped out (the bench table's ``energy_flag``:
+    their energy and power are no measurement), and how many those were."""
+    if "energy_flag" not in runs:  # a table of an earlier gpuscale
+        return runs, 0
+    flagged = runs["energy_flag"].fillna("").astype(bool)
+    return runs[~flagged], int(flagged.sum())

@@ -116,6 +116,8 @@ SECTIONS: dict[str, dict[str, str]] = {
         "power_w_total": "real",
         "energy_j_per_step": "real",
         "power_source": "text",
+        "power_dropouts": "int",  # readings at ~0 W, failed, or missing (telemetry)
+        "power_uncovered_s": "real",  # seconds of the phase no reading covered
     },
     "host": {"other_load_share": "real", "steal_share": "real"},
     "comm": {"bucket_bytes": "ints"},

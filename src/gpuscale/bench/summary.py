@@ -162,7 +162,9 @@ def _power(
     meters: list[dict[str, object]], world: int, steps_timed: int
 ) -> dict[str, object] | None:
     """Measured at this N: every device's power (GPU), every host's package power once
-    (CPU: its first rank's meter); per device: the total / N. None without a meter."""
+    (CPU: its first rank's meter); per device: the total / N. The meters' dropouts
+    (``telemetry.sampled_power``) summed, and the seconds uncovered of the meter that
+    covered least (each meter spans the whole phase). None without a meter."""
     if not meters:
         return None
     return {
@@ -171,6 +173,8 @@ def _power(
         "power_w_total": power_total(meters),
         "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
         "power_source": meters[0].get("power_source"),
+        "power_dropouts": sum(int(m.get("power_dropouts") or 0) for m in meters),
+        "power_uncovered_s": max(float(m.get("power_uncovered_s") or 0.0) for m in meters),
     }
 
 

@@ -19,6 +19,7 @@ from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
     FlagKind,
     cpu_use,
+    energy_meter_flag,
     flag_kinds,
     flag_reasons,
     kind_of,
@@ -212,6 +213,9 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         power_w_mean=_number(nvml.get("power_w_mean")),
         power_w_total=_number(nvml.get("power_w_total")),
         energy_j_per_step=_number(nvml.get("energy_j_per_step")),
+        power_dropouts=nvml.get("power_dropouts"),
+        power_uncovered_s=_number(nvml.get("power_uncovered_s")),
+        energy_flag=energy_meter_flag(nvml.get("power_dropouts"), nvml.get("power_uncovered_s")),
         other_load_share=_number(host.get("other_load_share")),
         steal_share=_number(host.get("steal_share")),
         hostname=(r.get("environment") or {}).get("hostname"),

@@ -95,7 +95,8 @@ def from_bench(
         run = bench_options(row)  # the run's options, on the results file where one was read
         if out is not None:
             run += f" --out {out}"
-        evidence = replace(evidence, run=run)
+        nodes = machine.network.per_node if machine.network.inter else None  # the question's
+        evidence = replace(evidence, run=run, per_node=evidence.per_node or nodes)
     multi = bench[(bench["model"] == own) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
     runs = replace(
@@ -240,8 +241,7 @@ def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> 
 
 def bench_power(table: pd.DataFrame, cal: Calibration, given_w: float | None) -> Power:
     """The latest W per device per batch at N = 1 of ``cal``'s configuration and the job's
-    median per (N, batch); else the model's latest N = 1 figure in another configuration;
-    runs whose meter dropped out left out, and counted (``types.metered``)."""
+    median per (N, batch), else the model's latest N = 1 figure; metered runs (``metered``)."""
     of, record = cal.bench, cal.machine.device
     model, group, device = of.bench_model, of.config_group, of.device_kind
     if given_w is not None or "power_w_mean" not in table:

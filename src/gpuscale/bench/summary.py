@@ -76,7 +76,20 @@ def measured_fields(
         # synced and no-sync steps ran in the metered phase
         "nvml": _power(meters, world, steps_timed=2 * cfg.steps),
         "host": host,
+        "data": _distinct(gathered),
     }
+
+
+def _distinct(gathered: list[dict[str, object]]) -> dict[str, int] | None:
+    """The samples of one step's global batch, each rank's micro-batch once (``drawn``:
+    per-device batch x N; the micro-batches of ``--accum`` are one batch again), and how
+    many of them are distinct (``model_base.sample_digests``); None where a rank's batch
+    gives no digests."""
+    digests = [g.get("digests") for g in gathered]
+    if not all(digests):
+        return None
+    drawn = [d for rank in digests for d in rank]
+    return {"samples_drawn": len(drawn), "samples_distinct": len(set(drawn))}
 
 
 def _timing(gathered: list[dict[str, object]], samples: int, metered: bool) -> dict[str, object]:

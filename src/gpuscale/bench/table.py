@@ -27,6 +27,7 @@ from gpuscale.plausibility import (
     measured_host,
     peak_flags,
     run_flags,
+    samples_flags,
 )
 from gpuscale.quantities import counted
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
@@ -176,6 +177,7 @@ def _row(r: dict[str, object]) -> dict[str, object]:
             steps=config.get("steps"),
         )
         said += loss_flags(_number(r.get("loss_last"), None))
+        said += samples_flags(r.get("data"))  # a global batch that repeats its samples
         # a rate above the peak (an MFU above 1) cannot be measured: the rate recorded, or
         # the one its FLOPs per sample and samples/s give (one edited alone is caught too)
         said += peak_flags(

@@ -79,6 +79,30 @@ def test_the_gpu_meter_counts_zero_readings() -> None:
     assert summary["power_w_mean"] == pytest.approx(300.0)  # the zeros not averaged in
 
 
+class _CounterLostAtTheEnd(FakeNvml):
+    """NVML whose energy counter answers at the phase's start and fails at its end."""
+
+    reads = 0
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, h: int) -> int:
+        self.reads += 1
+        if self.reads > 1:
+            raise self.NVMLError("lost")
+        return 1_000
+
+
+def test_a_counter_lost_at_the_end_leaves_the_phase_uncovered() -> None:
+    system = hgx_h100()
+    nvml = _CounterLostAtTheEnd(system)
+    with GpuMeter(nvml, nvml_handle(nvml, None, system.gpus[0].bus_id)) as meter:
+        time.sleep(0.05)
+    summary = meter.summary()
+    assert summary["energy_j"] is None and summary["power_dropouts"] == 1
+    assert summary["power_uncovered_s"] == pytest.approx(meter._end - meter._start)
+    # summed into the record as 0 J, the energy is flagged, not silently short
+    assert energy_meter_flag(summary["power_dropouts"], summary["power_uncovered_s"])
+
+
 def test_the_record_sums_the_meters_dropouts() -> None:
     meters = [
         {"gpu_util_pct_mean": 90, "power_w_mean": 300.0, "energy_j": 30.0,

@@ -256,8 +256,10 @@ class GpuMeter(Background):
                 "power_dropouts": 0,
                 "power_uncovered_s": 0.0,
             }
-        if not self._power:
-            return {"gpu_util_pct_mean": util, "power_w_mean": None, "energy_j": None}
+        if not self._power:  # the counter's last read failed: the whole phase uncovered
+            none = {"power_w_mean": None, "energy_j": None, "power_source": "energy counter"}
+            uncovered = {"power_dropouts": 1, "power_uncovered_s": seconds}
+            return {"gpu_util_pct_mean": util, **none, **uncovered}
         sampled = sampled_power(self._power, self._start, self._end)
         return {"gpu_util_pct_mean": util, **sampled, "power_source": "sampled power"}
 

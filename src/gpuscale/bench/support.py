@@ -134,7 +134,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     counts = pd.to_numeric(runs.get("accelerators"), errors="coerce").dropna()
     ran = pd.to_numeric(runs.get("steps"), errors="coerce").dropna()
     untrusted = rows.get("evidence", pd.Series("", index=rows.index)) == FLAGGED
-    nnodes = pd.to_numeric(runs.get("nnodes"), errors="coerce")
+    nnodes = pd.to_numeric(runs.get("nnodes", pd.Series(1, index=runs.index)), errors="coerce")
     across = (pd.to_numeric(runs.get("accelerators"), errors="coerce") // nnodes)[nnodes > 1]
     return Support(
         runs=len(rows),

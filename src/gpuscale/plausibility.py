@@ -47,6 +47,7 @@ class FlagKind(str, Enum):
     BASELINE = "N = 1 run flagged"
     NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...)"
     ABOVE_PEAK = "above the device's peak"
+    SAMPLES_UNDER_BATCH = "samples under batch"
 
     def __str__(self) -> str:
         return str(self.value)
@@ -287,6 +288,37 @@ def run_flags(
     return flags + host_flags(host, cpu)
 
 
+def distinct_at_batch(drawn: int) -> float:
+    """The distinct samples expected among ``drawn`` drawn uniformly, with replacement,
+    from a dataset of as many samples: ``G (1 - (1 - 1/G)^G)``, about ``(1 - 1/e) G`` (0.632
+    G; 5.25 of 8). Fewer distinct samples than that say the dataset the draws came from is
+    smaller than the batch; more are what draws from a larger one give (a sample drawn twice
+    from 50,000 in a batch of 2,048 is as likely as not)."""
+    return drawn * (1 - (1 - 1 / drawn) ** drawn)
+
+
+def samples_flags(data: Record | None) -> list[str]:
+    """The flag of a run whose step's global batch came from fewer samples than it holds:
+    of ``samples_drawn`` (each rank's micro-batch once, per-device batch x N) fewer are
+    distinct (``samples_distinct``) than draws from a dataset the size of the batch give
+    (:func:`distinct_at_batch`), as where ``make_batch`` draws from a dataset smaller than
+    the global batch, which weak scaling grows with N. The ranks then train on the same
+    samples in part: their gradients agree more than data-parallel training's, the noise
+    scale reads low, and the run is no measurement of training on its global batch. None
+    where either count is missing (rows written before it, a batch of other objects)."""
+    drawn = number_or_none((data or {}).get("samples_drawn"), whole=True)
+    distinct = number_or_none((data or {}).get("samples_distinct"), whole=True)
+    if drawn is None or distinct is None or drawn < 1 or distinct >= distinct_at_batch(drawn):
+        return []
+    return [
+        f"{FlagKind.SAMPLES_UNDER_BATCH}: {number(distinct)} distinct samples in a global "
+        f"batch of {number(drawn)} (per-device batch x N), under the "
+        f"{number(distinct_at_batch(drawn))} that draws from as many samples give: make_batch "
+        "draws from fewer samples than the batch, so the ranks repeat them; give it more "
+        "samples, or a smaller --batch"
+    ]
+
+
 LOSS_NOT_FINITE = FlagKind.LOSS.value  # the flag's kind (what the advice refuses on)
 
 
@@ -517,4 +549,24 @@ def accelerator_power_flag(energy_kj: object, accelerators: object, minutes: obj
         f"implies {number(value)} W per accelerator, host included ({bound}, beyond any "
         "accelerator's draw while training): check the power logs' unit (W) and the "
         "system's node and accelerator counts"
+    )
+
+
+def energy_meter_flag(dropouts: object, uncovered_s: object) -> str:
+    """Why a bench run's energy and power are no measurement: its meter dropped out
+    (``bench.telemetry.sampled_power``: ``dropouts`` readings at ~0 W, failed, or a
+    stretch without one; ``uncovered_s`` seconds of the timed phase no reading covered),
+    so the mean of the other readings stands in for those moments. Any dropout flags: a
+    ~0 W reading averaged in among 20 a second for a second understates the power by 5%.
+    "" where none, or where the run recorded no count (rows written before it)."""
+    count = number_or_none(dropouts)
+    if count is None or not math.isfinite(count) or count < 1:
+        return ""
+    uncovered = number_or_none(uncovered_s)
+    seconds = "" if uncovered is None else f", {number(uncovered)} s of the timed phase uncovered"
+    readings = "reading" if count == 1 else "readings"
+    return (
+        f"power meter dropouts: {number(int(count))} {readings} at ~0 W, failed or missing"
+        f"{seconds}; its energy and power are left out of the advice's energy and cost "
+        "(bench again, or on a GPU with an energy counter, Volta or newer)"
     )

@@ -124,7 +124,7 @@ def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) ->
 
 
 def test_a_wide_step_interval_softens_a_multi_device_choice(golden: Golden) -> None:
-    said = {"width": math.log(3.84), "devices": 8, "host": "", "again": ""}
+    said = {"width": math.log(3.84), "devices": 8, "host": "", "again": "", "across": None}
     firm = sentence("not_firm", firm=FIRM_STEPS, **said)
     # a multiplicative interval as it reads: never "+/-284%" (no step is 184% below 0)
     assert firm.startswith("Not a firm choice")

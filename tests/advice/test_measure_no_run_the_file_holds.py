@@ -105,7 +105,7 @@ def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None
     table = _table(400)
     found = support(table, table)
     assert found is not None and found.steps_needed == 400 and found.counts == (1, 2)
-    said = {"width": 2.0, "devices": 2, "host": "", "again": again(found, (1, 2))}
+    said = {"width": 2.0, "devices": 2, "host": "", "again": again(found, (1, 2)), "across": None}
     wide = sentence("not_firm", firm=found.steps_needed, **said)
     assert "--steps 400" not in wide and "the file's runs of m on 1 and 2 devices" in wide
 

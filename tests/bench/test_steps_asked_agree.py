@@ -77,5 +77,5 @@ def test_runs_benched_with_the_steps_asked_pass_the_checks_that_asked(path: Path
 def test_the_headline_asks_for_the_steps_given() -> None:
     """The headline asked for "--steps 30" to measure more devices whatever the runs
     needed: it gives the number passed."""
-    line = sentence("not_firm", firm=660, width=2.0, devices=8, host="", again="")
+    line = sentence("not_firm", firm=660, width=2.0, devices=8, host="", again="", across=None)
     assert _asked(line) == {660}

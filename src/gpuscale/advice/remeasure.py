@@ -15,7 +15,8 @@ from gpuscale.bench.support import Support
 
 def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
     more = f"--steps {found.steps_needed}"
-    return BenchRun(found.model, counts, "", more, found.run, host_devices).command()
+    on = (host_devices, found.per_node)  # the bench's host, and its nodes' devices
+    return BenchRun(found.model, counts, "", more, found.run, *on).command()
 
 
 def again(
@@ -63,4 +64,4 @@ def as_run(
     if not same:
         return measure
     run = BenchRun(found.model, bench.nproc, more=bench.more or found.kept_steps, run=found.run)
-    return replace(measure, bench=replace(run, host_devices=host_devices))
+    return replace(measure, bench=replace(run, host_devices=host_devices, per_node=found.per_node))

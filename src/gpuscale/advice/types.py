@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
+from gpuscale.bench.slurm import across_nodes
 from gpuscale.plausibility import flag_kinds
 from gpuscale.tables.advice import wide_factor
 from gpuscale.tables.bench import on_a_larger_host
@@ -59,18 +60,22 @@ class BenchRun:
     more: str = ""  # what measures the term, e.g. ``--steps 580``
     run: str = ""  # the advised run's options, in place of the model
     host_devices: int | None = None  # the bench host's: a larger host named where needed
+    per_node: int | None = None  # devices a node: a count beyond one is benched across nodes
 
     def command(self) -> str:
-        nproc = ",".join(map(str, self.nproc))
-        where = on_a_larger_host(max(self.nproc), self.host_devices)
+        """The counts one node holds in one command; each beyond a node of ``per_node``
+        across the nodes it needs, as the bench docs launch it (``slurm.across_nodes``)."""
         tail = "".join(f" {o}" for o in (self.config, self.more) if o)
-        if self.run:  # the advised run's own configuration (and the file advised on)
-            return f"`gpuscale bench {self.run} --nproc {nproc}{tail}`{where}"
-        if self.model is None:
-            return f"`{BENCH} --nproc {nproc}{tail}`{where}"
-        option = "--models" if ":" not in self.model else "--model"
-        spec = shlex.quote(self.model)  # a shell word: a file path may hold a space
-        return f"`gpuscale bench {option} {spec} --nproc {nproc}{tail}`{where}"
+        head = f"gpuscale bench {self.run}" if self.run else BENCH  # the advised run's own
+        if self.model is not None and not self.run:
+            option = "--models" if ":" not in self.model else "--model"
+            head = f"gpuscale bench {option} {shlex.quote(self.model)}"  # a path's space quoted
+        per_node = self.per_node or max(self.nproc)  # None: every count on one node
+        nodes = [across_nodes(head, tail, n, per_node) for n in self.nproc]
+        within = [n for n, command in zip(self.nproc, nodes, strict=True) if command is None]
+        where = on_a_larger_host(max(within, default=0), self.host_devices)
+        said = [f"`{head} --nproc {','.join(map(str, within))}{tail}`{where}"] * bool(within)
+        return ", then ".join([*said, *filter(None, nodes)])
 
 
 # a bench run's model from the user's own file, and the command that measures a term of it
@@ -325,3 +330,12 @@ class MeasuredCount:
 
 def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+
+
+def metered(runs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``runs`` less those whose power meter dropped out (the bench table's ``energy_flag``:
+    their energy and power are no measurement), and how many those were."""
+    if "energy_flag" not in runs:  # a table of an earlier gpuscale
+        return runs, 0
+    flagged = runs["energy_flag"].fillna("").astype(bool)
+    return runs[~flagged], int(flagged.sum())

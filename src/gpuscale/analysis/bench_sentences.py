@@ -198,12 +198,20 @@ def wrapped_baselines(scaling: pd.DataFrame) -> list[str]:
 
 
 def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
-    """A line per flagged run (a number not to use) and per failed run (why it failed;
+    """A line per flagged run (a number not to use), per run whose energy is flagged
+    (``energy_flag``: its power meter dropped out) and per failed run (why it failed;
     where the file also holds an ok run of that model on that count, said: a failed
     attempt the user mended and ran again is no trouble left)."""
     flagged = [
         f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
         for r in scaling[scaling["flagged"]].itertuples(index=False)
+    ]
+    # a run whose power meter dropped out: its times stand, its energy is not used
+    metered = scaling.get("energy_flag", pd.Series("", index=scaling.index)).fillna("")
+    flagged += [
+        f"energy not used {r.configuration} on {r.accelerators}: {why}"
+        for r, why in zip(scaling.itertuples(index=False), metered, strict=True)
+        if why
     ]
     mended = dict.fromkeys(
         zip(scaling["model"], scaling["accelerators"], strict=True),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from hashlib import blake2b
 
 import torch
 import torch.nn as nn
@@ -68,3 +69,33 @@ def first_batch(bench: BenchModel, name: str, size: int, device: torch.device) -
             f"{name}: make_batch({size}, device) returned {got}, not (inputs, targets)"
         )
     return tuple(batch)
+
+
+def _tensors(value: object) -> list[torch.Tensor]:
+    """The tensors of a batch's inputs or targets (a tensor, or a tuple or list of them)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def sample_digests(batch: Batch) -> list[str] | None:
+    """One digest per sample of ``batch`` (its inputs' and targets' values, byte for byte,
+    BLAKE2b of 8 bytes): equal samples, on any rank, have equal digests, so the digests of
+    every rank's batch count the distinct samples of a step's global batch. None where the
+    batch holds no tensors sharing a first (sample) dimension (a user's other objects)."""
+    tensors = _tensors(batch)
+    if not tensors or tensors[0].dim() == 0:
+        return None
+    count = tensors[0].shape[0]
+    if any(t.dim() == 0 or t.shape[0] != count for t in tensors):
+        return None
+    rows = [t.detach().to("cpu").contiguous().reshape(count, -1).view(torch.uint8) for t in tensors]
+    digests = []
+    for i in range(count):
+        digest = blake2b(digest_size=8)
+        for row in rows:
+            digest.update(row[i].numpy().tobytes())
+        digests.append(digest.hexdigest())
+    return digests

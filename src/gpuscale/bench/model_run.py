@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 
 from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.model_base import sample_digests
 from gpuscale.bench.models import first_batch, load_model
 from gpuscale.bench.ranks import Host, gather
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
@@ -66,6 +67,7 @@ def run_model(
         if small:
             plain_small = replace(plain, batch=job.bench.make_batch(small, device))
     samples: dict[str, object] = {}
+    digests = sample_digests(job.batch)  # the timed batch's samples, before any step
 
     def on_start() -> None:
         samples["host_start"] = HostSample.now()
@@ -102,6 +104,7 @@ def run_model(
             "meter": meter.summary() if meter is not None else None,
             "host": (samples.get("host_start"), host_end, os.uname().nodename),
             "local_sq": local_sq,
+            "digests": digests,
         }
     )
     buckets = getattr(job.comm, "bucket_bytes", None)  # no communication hook: none

@@ -116,8 +116,12 @@ SECTIONS: dict[str, dict[str, str]] = {
         "power_w_total": "real",
         "energy_j_per_step": "real",
         "power_source": "text",
+        "power_dropouts": "int",  # readings at ~0 W, failed, or missing (telemetry)
+        "power_uncovered_s": "real",  # seconds of the phase no reading covered
     },
     "host": {"other_load_share": "real", "steal_share": "real"},
+    # one step's global batch: its samples drawn (per-device batch x N) and those distinct
+    "data": {"samples_drawn": "count", "samples_distinct": "count"},
     "comm": {"bucket_bytes": "ints"},
 }
 # The largest whole number a row may hold (2^53: a float64 holds it exactly).

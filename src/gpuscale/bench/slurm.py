@@ -169,3 +169,22 @@ def batch_shell_note(environ: Mapping[str, str]) -> str | None:
         f"in Slurm job {environ.get('SLURM_JOB_ID', '?')} of {nodes} nodes but outside srun: "
         "this node alone is benched; start the same command under srun to bench every node"
     )
+
+
+def across_nodes(head: str, tail: str, devices: int, per_node: int) -> str | None:
+    """How ``gpuscale bench`` measures ``devices`` devices across nodes of ``per_node``
+    (``head``: the command up to ``--nproc``; ``tail``: its options after): one command on
+    each node, ``--nproc`` its devices, with ``--nnodes``, ``--node-rank`` and
+    ``--rdzv-endpoint`` (the torchrun form), or one ``srun`` line that sets those three from
+    the job step (docs/measure-results.md, "On a cluster"). None where ``devices`` fit one
+    node or do not split evenly over the nodes they need."""
+    nodes = -(-devices // per_node)  # ceil: the fewest nodes that hold them
+    if nodes < 2 or devices % nodes:
+        return None
+    each = f"{head} --nproc {devices // nodes}{tail}"
+    ranks = "1 on the other" if nodes == 2 else f"1 to {nodes - 1} on the others"
+    return (
+        f"`{each} --nnodes {nodes} --node-rank R --rdzv-endpoint HOST:PORT` on each of "
+        f"{nodes} nodes (R: 0 on the node at HOST, {ranks}), or under Slurm "
+        f"`srun --nodes={nodes} --ntasks-per-node=1 {each}`"
+    )

@@ -76,7 +76,20 @@ def measured_fields(
         # synced and no-sync steps ran in the metered phase
         "nvml": _power(meters, world, steps_timed=2 * cfg.steps),
         "host": host,
+        "data": _distinct(gathered),
     }
+
+
+def _distinct(gathered: list[dict[str, object]]) -> dict[str, int] | None:
+    """The samples of one step's global batch, each rank's micro-batch once (``drawn``:
+    per-device batch x N; the micro-batches of ``--accum`` are one batch again), and how
+    many of them are distinct (``model_base.sample_digests``); None where a rank's batch
+    gives no digests."""
+    digests = [g.get("digests") for g in gathered]
+    if not all(digests):
+        return None
+    drawn = [d for rank in digests for d in rank]
+    return {"samples_drawn": len(drawn), "samples_distinct": len(set(drawn))}
 
 
 def _timing(gathered: list[dict[str, object]], samples: int, metered: bool) -> dict[str, object]:
@@ -162,7 +175,9 @@ def _power(
     meters: list[dict[str, object]], world: int, steps_timed: int
 ) -> dict[str, object] | None:
     """Measured at this N: every device's power (GPU), every host's package power once
-    (CPU: its first rank's meter); per device: the total / N. None without a meter."""
+    (CPU: its first rank's meter); per device: the total / N. The meters' dropouts
+    (``telemetry.sampled_power``) summed, and the seconds uncovered of the meter that
+    covered least (each meter spans the whole phase). None without a meter."""
     if not meters:
         return None
     return {
@@ -171,6 +186,8 @@ def _power(
         "power_w_total": power_total(meters),
         "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
         "power_source": meters[0].get("power_source"),
+        "power_dropouts": sum(int(m.get("power_dropouts") or 0) for m in meters),
+        "power_uncovered_s": max(float(m.get("power_uncovered_s") or 0.0) for m in meters),
     }
 
 

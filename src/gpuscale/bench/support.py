@@ -63,6 +63,9 @@ class Support:
     untrusted: int = 0  # of ``runs``, those graded flagged (read with --allow-flagged)
     flag_kinds: tuple[str, ...] = ()  # the kinds of their flags (``plausibility.FlagKind``)
     run: str = ""  # bench options of the advised run's configuration (and --out FILE)
+    # the devices per node of its model's runs across nodes (None: each ran on one node),
+    # else of the nodes the question names: a count beyond one node is benched across them
+    per_node: int | None = None
 
     @property
     def kept_steps(self) -> str:
@@ -131,6 +134,8 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     counts = pd.to_numeric(runs.get("accelerators"), errors="coerce").dropna()
     ran = pd.to_numeric(runs.get("steps"), errors="coerce").dropna()
     untrusted = rows.get("evidence", pd.Series("", index=rows.index)) == FLAGGED
+    nnodes = pd.to_numeric(runs.get("nnodes", pd.Series(1, index=runs.index)), errors="coerce")
+    across = (pd.to_numeric(runs.get("accelerators"), errors="coerce") // nnodes)[nnodes > 1]
     return Support(
         runs=len(rows),
         steps=_whole(steps.min()),
@@ -146,6 +151,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
         flag_kinds=tuple(
             dict.fromkeys(k for ks in rows[untrusted].get("flag_kinds", ()) for k in ks)
         ),
+        per_node=_whole(across.max()) if len(across) else None,
     )
 
 

@@ -19,6 +19,7 @@ from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
     FlagKind,
     cpu_use,
+    energy_meter_flag,
     flag_kinds,
     flag_reasons,
     kind_of,
@@ -26,6 +27,7 @@ from gpuscale.plausibility import (
     measured_host,
     peak_flags,
     run_flags,
+    samples_flags,
 )
 from gpuscale.quantities import counted
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
@@ -175,6 +177,7 @@ def _row(r: dict[str, object]) -> dict[str, object]:
             steps=config.get("steps"),
         )
         said += loss_flags(_number(r.get("loss_last"), None))
+        said += samples_flags(r.get("data"))  # a global batch that repeats its samples
         # a rate above the peak (an MFU above 1) cannot be measured: the rate recorded, or
         # the one its FLOPs per sample and samples/s give (one edited alone is caught too)
         said += peak_flags(
@@ -212,6 +215,9 @@ def _row(r: dict[str, object]) -> dict[str, object]:
         power_w_mean=_number(nvml.get("power_w_mean")),
         power_w_total=_number(nvml.get("power_w_total")),
         energy_j_per_step=_number(nvml.get("energy_j_per_step")),
+        power_dropouts=nvml.get("power_dropouts"),
+        power_uncovered_s=_number(nvml.get("power_uncovered_s")),
+        energy_flag=energy_meter_flag(nvml.get("power_dropouts"), nvml.get("power_uncovered_s")),
         other_load_share=_number(host.get("other_load_share")),
         steal_share=_number(host.get("steal_share")),
         hostname=(r.get("environment") or {}).get("hostname"),

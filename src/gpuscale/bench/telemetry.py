@@ -7,7 +7,11 @@ under Slurm or Kubernetes "device 0" of torch is often not NVML's device 0. Ener
 from the board's energy counter (``nvmlDeviceGetTotalEnergyConsumption``, mJ, Volta and
 newer) read at the start and end of the timed phase; where the counter is missing, power
 is sampled every 50 ms instead (``nvmlDeviceGetPowerUsage`` is itself a ~1 s average on
-recent GPUs, so samples are a coarse fallback).
+recent GPUs, so samples are a coarse fallback). A sampled reading can drop out: NVML
+answers 0 W for a moment, or an error, or no reading comes for a while (the sampler
+descheduled). Those are counted where the energy is made (:func:`sampled_power`): the
+dropouts and the seconds of the phase no reading covered, recorded beside the energy,
+which the bench table then flags (``plausibility.energy_meter_flag``).
 
 On a CPU device the host's package energy comes from Linux RAPL
 (``/sys/class/powercap/intel-rapl:N/energy_uj``, the ``package-N`` domains; AMD Zen
@@ -23,7 +27,9 @@ import os
 import socket
 import sys
 import time
+from contextlib import suppress
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
@@ -37,6 +43,7 @@ from gpuscale.interconnect.nvml import (
     nvml_topology,
 )
 from gpuscale.interconnect.topology import Topology
+from gpuscale.plausibility import MIN_POWER_W
 
 if TYPE_CHECKING:
     import torch
@@ -158,6 +165,41 @@ def nvml_handle(nvml: ModuleType, uuid: str | None, bus_id: str | None) -> NvmlH
     raise LookupError("no UUID or PCI bus id to find the device in NVML")
 
 
+# NVML's power is sampled every SAMPLE_PERIOD_S where the board has no energy counter.
+SAMPLE_PERIOD_S = 0.05
+# A stretch of the phase this long without a usable reading (ten sampling periods) is
+# uncovered: the sampler missed it, and the mean of the other readings stands in for it.
+# (NVML's power is a ~1 s average on recent GPUs, an instant's reading on older ones: a
+# stretch longer than a few periods is not known to be covered.)
+MAX_GAP_S = 10 * SAMPLE_PERIOD_S
+
+
+def sampled_power(
+    readings: list[tuple[float, float | None]], start: float, end: float
+) -> dict[str, object]:
+    """Mean power (W) and energy (J) of a phase from ``readings`` (time from
+    ``time.perf_counter``, watts; None: the read failed) between ``start`` and ``end``,
+    with its dropouts. A reading under ``plausibility.MIN_POWER_W`` (7 W: a tenth of the
+    lowest board power catalogued, ~0 W to a working GPU) or a failed read is a dropout,
+    left out of the mean; each stretch between usable readings (the phase's ends
+    included) longer than ``MAX_GAP_S`` is one more dropout and its seconds uncovered.
+    ``energy_j = mean x seconds``: the uncovered seconds at the mean of the others, an
+    estimate the dropouts flag. Mean and energy None where no reading is usable."""
+    usable = [t for t, w in readings if w is not None and w >= MIN_POWER_W]
+    watts = [w for _, w in readings if w is not None and w >= MIN_POWER_W]
+    dropouts = len(readings) - len(usable)
+    edges = [start, *usable, end]
+    stretches = [b - a for a, b in pairwise(edges) if b - a > MAX_GAP_S]
+    seconds = max(end - start, 1e-9)
+    mean = sum(watts) / len(watts) if watts else None
+    return {
+        "power_w_mean": mean,
+        "energy_j": None if mean is None else mean * seconds,
+        "power_dropouts": dropouts + len(stretches),
+        "power_uncovered_s": min(sum(stretches), seconds),
+    }
+
+
 class GpuMeter(Background):
     """Energy (counter) or sampled power, and utilisation, of one GPU over a phase."""
 
@@ -165,7 +207,7 @@ class GpuMeter(Background):
         super().__init__()
         self.nvml, self.handle = nvml, handle
         self._util: list[float] = []
-        self._power: list[float] = []
+        self._power: list[tuple[float, float | None]] = []  # (time, W; None: read failed)
         self._energy_start: float | None = None
         self._energy_end: float | None = None
         self._start = self._end = 0.0
@@ -188,16 +230,20 @@ class GpuMeter(Background):
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            try:
+            with suppress(self.nvml.NVMLError):  # utilisation: the mean of those read
                 self._util.append(self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu)
-                if self._energy_start is None:
-                    self._power.append(self.nvml.nvmlDeviceGetPowerUsage(self.handle) / 1000.0)
-            except self.nvml.NVMLError:
-                return
-            self.stopping.wait(0.05)
+            if self._energy_start is None:
+                try:
+                    watts = self.nvml.nvmlDeviceGetPowerUsage(self.handle) / 1000.0
+                except self.nvml.NVMLError:
+                    watts = None  # a dropout, counted by sampled_power
+                self._power.append((time.perf_counter(), watts))
+            self.stopping.wait(SAMPLE_PERIOD_S)
 
     def summary(self) -> dict[str, object]:
-        """Mean utilisation (%), mean power (W), energy (J) of the phase and its source."""
+        """Mean utilisation (%), mean power (W), energy (J) of the phase and its source;
+        sampled, its dropouts and seconds uncovered (:func:`sampled_power`; a counter's
+        none: it counts every joule)."""
         seconds = max(self._end - self._start, 1e-9)
         util = mean_of(self._util)
         if self._energy_start is not None and self._energy_end is not None:
@@ -207,16 +253,15 @@ class GpuMeter(Background):
                 "power_w_mean": joules / seconds,
                 "energy_j": joules,
                 "power_source": "energy counter",
+                "power_dropouts": 0,
+                "power_uncovered_s": 0.0,
             }
-        if not self._power:
-            return {"gpu_util_pct_mean": util, "power_w_mean": None, "energy_j": None}
-        mean = sum(self._power) / len(self._power)
-        return {
-            "gpu_util_pct_mean": util,
-            "power_w_mean": mean,
-            "energy_j": mean * seconds,
-            "power_source": "sampled power",
-        }
+        if not self._power:  # the counter's last read failed: the whole phase uncovered
+            none = {"power_w_mean": None, "energy_j": None, "power_source": "energy counter"}
+            uncovered = {"power_dropouts": 1, "power_uncovered_s": seconds}
+            return {"gpu_util_pct_mean": util, **none, **uncovered}
+        sampled = sampled_power(self._power, self._start, self._end)
+        return {"gpu_util_pct_mean": util, **sampled, "power_source": "sampled power"}
 
 
 def open_gpu_meter(device: torch.device) -> GpuMeter | None:

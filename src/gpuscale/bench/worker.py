@@ -42,7 +42,7 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.bench.row_keys import resolved_config, run_key
 from gpuscale.bench.summary import median_run, mfu_fields
 from gpuscale.bench.telemetry import machine_environment
-from gpuscale.plausibility import cpu_use, loss_flags, peak_flags, run_flags
+from gpuscale.plausibility import cpu_use, loss_flags, peak_flags, run_flags, samples_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_runner, limit_memory, physical_memory
 
@@ -229,6 +229,7 @@ def _run_models(
                         steps=cfg.steps,
                     ),
                     *loss_flags(loss),
+                    *samples_flags(measured["data"]),  # a global batch repeating its samples
                 ],
                 "duration_s": time.time() - started,
             }

@@ -100,6 +100,9 @@ BENCH_LATER_COLUMNS: tuple[str, ...] = (
     "host_cpu_total",
     "fsdp_overhead_ms",
     *BENCH_REPEAT_COLUMNS,
+    "power_dropouts",
+    "power_uncovered_s",
+    "energy_flag",
 )
 BENCH_COLUMNS: tuple[str, ...] = (
     "source",
@@ -128,6 +131,11 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "power_w_mean",  # per device: power_w_total / accelerators
     "power_w_total",  # measured at this N: every device, every host's package once
     "energy_j_per_step",
+    "power_dropouts",  # the meter's readings at ~0 W, failed or missing (NaN: not recorded)
+    "power_uncovered_s",  # seconds of the timed phase no power reading covered
+    # why the energy and power are no measurement (plausibility.energy_meter_flag), "" when
+    # they are: kept in the table, left out of the advice's energy and cost
+    "energy_flag",
     "other_load_share",
     "steal_share",
     "hostname",
@@ -175,6 +183,7 @@ _BENCH_INTEGERS = {
     "host_cpu_total",
     "noise_batch_small",
     "noise_batch_big",
+    "power_dropouts",
 }
 _BENCH_FLOATS = {
     *BENCH_TIMING_COLUMNS,
@@ -188,6 +197,7 @@ _BENCH_FLOATS = {
     "power_w_mean",
     "power_w_total",
     "energy_j_per_step",
+    "power_uncovered_s",
     "other_load_share",
     "steal_share",
 }

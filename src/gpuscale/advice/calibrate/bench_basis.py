@@ -30,7 +30,7 @@ from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.remeasure import as_run
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Finding, Measured, trusted_runs
+from gpuscale.advice.types import Finding, Measured, metered, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
@@ -95,7 +95,8 @@ def from_bench(
         run = bench_options(row)  # the run's options, on the results file where one was read
         if out is not None:
             run += f" --out {out}"
-        evidence = replace(evidence, run=run)
+        nodes = machine.network.per_node if machine.network.inter else None  # the question's
+        evidence = replace(evidence, run=run, per_node=evidence.per_node or nodes)
     multi = bench[(bench["model"] == own) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
     runs = replace(
@@ -240,13 +241,12 @@ def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> 
 
 def bench_power(table: pd.DataFrame, cal: Calibration, given_w: float | None) -> Power:
     """The latest W per device per batch at N = 1 of ``cal``'s configuration and the job's
-    median per (N, batch); else the model's latest N = 1 figure in another configuration."""
+    median per (N, batch), else the model's latest N = 1 figure; metered runs (``metered``)."""
     of, record = cal.bench, cal.machine.device
     model, group, device = of.bench_model, of.config_group, of.device_kind
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, record, given_w=given_w)
-    own = trusted_runs(table)
-    own = own[own["model"] == model]
+    own, left_out = metered(trusted_runs(table)[lambda t: t["model"] == model])
     config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
     same = own[group_and_batch(own["config_group"])[0] == config]
     ones = single(same).dropna(subset=["power_w_mean"])
@@ -254,7 +254,7 @@ def bench_power(table: pd.DataFrame, cal: Calibration, given_w: float | None) ->
     if at_batch.empty:  # another configuration's figure, for every batch
         other = single(own)["power_w_mean"].dropna()
         watts = float(other.iloc[-1]) if len(other) else None
-        return device_power(device, record, measured_w=watts)
+        return replace(device_power(device, record, measured_w=watts), left_out=left_out)
     reference = int(batch) if batch.isdigit() else int(ones["batch_per_device"].iloc[-1])
     watts = float(at_batch.get(reference, at_batch.iloc[-1]))
     power = device_power(device, record, measured_w=watts)
@@ -265,6 +265,7 @@ def bench_power(table: pd.DataFrame, cal: Calibration, given_w: float | None) ->
         at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter=METERS.get(device, "NVML"),
+        left_out=left_out,
     )
 
 

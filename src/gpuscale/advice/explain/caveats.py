@@ -64,7 +64,8 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
         kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
         said |= {"case": "flagged", "kinds": joined(kinds)}
         steps = found.kept_steps  # never fewer than the runs it replaces timed
-        run = BenchRun(found.model, counts, more=steps, run=found.run, host_devices=host_devices)
+        on = {"host_devices": host_devices, "per_node": found.per_node}  # where it runs
+        run = BenchRun(found.model, counts, more=steps, run=found.run, **on)
         said["command"] = Measure(bench=run)
         said["how"] = any(k in HOST_NOISE for k in kinds)  # on a quieter machine
         said["other"] = joined([k for k in kinds if k not in HOST_NOISE])

@@ -43,6 +43,7 @@ from gpuscale.advice.remeasure import again
 from gpuscale.advice.request_fields import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Finding, TermId, maybe
 from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.bench.slurm import across_nodes
 from gpuscale.quantities import format_count, joined
 from gpuscale.tables.bench import on_a_larger_host
 from gpuscale.tables.views import TableView
@@ -205,6 +206,9 @@ class Worded:
             steps = getattr(cal.runs.evidence, "steps_needed", FIRM_STEPS)
             wide = {"width": self.wide_step_log, "devices": n, "host": on_a_larger_host(n, host)}
             wide["again"] = again(cal.runs.evidence, (1, n), host)
+            per_node = getattr(cal.runs.evidence, "per_node", None)  # n beyond a node: across
+            firm = f" --steps {steps}"
+            wide["across"] = per_node and across_nodes("gpuscale bench", firm, n, per_node)
             headlines.append(sentence("not_firm", firm=steps, **wide))
         beside = against_measured(self.measured_counts, self.disagreements)
         held = memory_said(self.memory, cal.run.strategy, d.read.accelerators)

@@ -386,6 +386,7 @@ class Power:
     device: str | None = None
     assumed: str = ""
     implied_by: str | None = None
+    left_out: int = 0  # the bench's runs whose meter dropped out (energy_flag), not read
 
     @property
     def measured(self) -> bool:

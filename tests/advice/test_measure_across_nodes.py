@@ -1,0 +1,88 @@
+"""A measurement at more devices than a node holds is launched across nodes, as the bench
+docs launch it (docs/measure-results.md, "On a cluster"): ``--nnodes``, ``--node-rank`` and
+``--rdzv-endpoint`` on each node, or one ``srun`` line, never ``--nproc N`` on one node.
+The devices a node holds are the rows' (runs across nodes), else the question's nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gpuscale
+from gpuscale.advice.explain.phrasebook import sentence
+from gpuscale.advice.types import BenchRun
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results import load_bench
+from gpuscale.bench.slurm import across_nodes
+from gpuscale.bench.support import support
+
+from ..builders import bench_record, write_jsonl
+
+
+def test_a_count_beyond_a_node_is_one_command_on_each_node() -> None:
+    said = across_nodes("gpuscale bench --models tf-7m", " --steps 60", 16, 8)
+    assert said == (
+        "`gpuscale bench --models tf-7m --nproc 8 --steps 60 --nnodes 2 --node-rank R "
+        "--rdzv-endpoint HOST:PORT` on each of 2 nodes (R: 0 on the node at HOST, 1 on the "
+        "other), "
+        "or under Slurm `srun --nodes=2 --ntasks-per-node=1 gpuscale bench --models tf-7m "
+        "--nproc 8 --steps 60`"
+    )
+    assert "1 to 3 on the others)" in across_nodes("gpuscale bench", "", 32, 8)  # 4 nodes
+    assert across_nodes("gpuscale bench", "", 8, 8) is None  # one node holds it
+    assert across_nodes("gpuscale bench", "", 12, 8) is not None  # 2 nodes of 6
+    assert across_nodes("gpuscale bench", "", 9, 8) is None  # 9 do not split over 2
+
+
+def test_the_bench_run_splits_its_counts_by_node() -> None:
+    run = BenchRun("tf-7m", (1, 2, 4, 8, 16), more="--steps 60", per_node=8)
+    within, _, across = run.command().partition(", then ")
+    assert within == "`gpuscale bench --models tf-7m --nproc 1,2,4,8 --steps 60`"
+    assert across == across_nodes("gpuscale bench --models tf-7m", " --steps 60", 16, 8)
+    # no nodes known: one command, as before
+    plain = BenchRun("tf-7m", (1, 16), more="--steps 60", host_devices=8).command()
+    assert plain == (
+        "`gpuscale bench --models tf-7m --nproc 1,16 --steps 60` on a host of 16 or more "
+        "devices, where the bench's had 8"
+    )
+
+
+def _multi_node_file(folder: Path) -> Path:
+    """mlp-4m on 1 and 2 devices of one node and on 4 over two nodes of 2, each run 3
+    steps: too few, so the advice's first remedy reruns all three."""
+    rows = []
+    for n, rate, sync, comm, nodes in ((1, 1000.0, 0.0, None, 1), (2, 1800.0, 1.0, 2.0, 1),
+                                       (4, 3000.0, 3.0, 4.0, 2)):  # fmt: skip
+        row = bench_record(
+            "mlp-4m", 4_000_000, n, rate, forward_ms=2.0, backward_ms=4.0, optimizer_ms=1.0,
+            sync_overhead_ms=sync, comm_ms=comm, config=BenchConfig(steps=3, batch=8),
+        )  # fmt: skip
+        row["config"]["nnodes"] = nodes
+        rows.append(row)
+    return write_jsonl(folder / "nodes.jsonl", rows)
+
+
+def test_the_runs_devices_per_node_are_read_from_their_nodes(tmp_path: Path) -> None:
+    table = load_bench(_multi_node_file(tmp_path)).table
+    found = support(table, table)
+    assert found is not None and found.counts == (1, 2, 4) and found.per_node == 2
+    assert support(table[table["nnodes"] == 1], table[table["nnodes"] == 1]).per_node is None
+
+
+def test_measure_first_on_runs_across_nodes_launches_them_across_nodes(tmp_path: Path) -> None:
+    path = _multi_node_file(tmp_path)
+    advice = gpuscale.advise(bench=path, model="mlp-4m", nodes=2, gpus_per_node=2)
+    settle = advice.decision.settle
+    head = f"gpuscale bench --models mlp-4m --batch 8 --backend gloo --threads 1 --out {path}"
+    assert f"`{head} --nproc 1,2 --steps 110`, then " in settle
+    assert across_nodes(head, " --steps 110", 4, 2) in settle
+    assert "--nproc 1,2,4" not in settle  # 4 devices on one node of 2: no such run
+
+
+def test_a_wide_interval_at_a_count_beyond_a_node_measures_it_across_nodes() -> None:
+    across = across_nodes("gpuscale bench", " --steps 30", 16, 8)
+    said = {"width": 2.0, "devices": 16, "host": "", "again": "", "across": across}
+    line = sentence("not_firm", firm=30, **said)
+    assert (
+        f"measure 16 devices first (`gpuscale bench --nproc 1 --steps 30`, then {across})" in line
+    )
+    assert "--nproc 1,16" not in line

@@ -121,6 +121,18 @@ NOISY_P95_OVER_P50 = 1.5
 # it a p95 over the median is one slow step as likely as a spread, the few-steps and
 # spread weaknesses' to say (``bench.evidence``), not a noise that distrusts the run.
 NOISY_MIN_STEPS = 21
+# The flags a spread of step times raises (judged over NOISY_MIN_STEPS or more only).
+NOISY_KINDS = frozenset({FlagKind.NOISY_SYNC.value, FlagKind.NOISY_NOSYNC.value})
+
+
+def too_few_for_noise(steps: object) -> bool:
+    """Whether a run that timed ``steps`` timed fewer than :data:`NOISY_MIN_STEPS`: its
+    p95 may be its slowest step or the next, so its spread cannot tell noise from one slow
+    (warm-up) step (None, not recorded: judged as enough)."""
+    timed = number_or_none(steps)
+    return timed is not None and timed < NOISY_MIN_STEPS
+
+
 # --repeat runs of one configuration whose throughputs span more than this share of the
 # median did not measure one machine state (e.g. 185 and 2,046 samples/s).
 REPEAT_SPREAD = 0.25
@@ -258,9 +270,8 @@ def run_flags(
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
     if warmup == 0:  # the cold first step is timed and weighs on every mean
         flags.append(no_warmup(strategy))
-    timed = number_or_none(steps)
     phases = (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync"))
-    if timed is not None and timed < NOISY_MIN_STEPS:
+    if too_few_for_noise(steps):
         phases = ()  # its p95 is its slowest step or the next: not a spread to judge
     for kind, label in phases:
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")

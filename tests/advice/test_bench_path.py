@@ -14,10 +14,11 @@ from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.phrasebook import measured
 from gpuscale.advice.explain.phrasebook import said as words
 from gpuscale.advice.types import FindingKind, TermId
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
-from gpuscale.plausibility import SAME_SAMPLES
+from gpuscale.plausibility import NOISY_MIN_STEPS, SAME_SAMPLES
 
 from ..builders import bench_record, one_and_two
 from ..golden import Golden
@@ -98,7 +99,9 @@ def test_runs_of_several_flags_are_said_as_runs_and_flags(tmp_path: Path, golden
     left out as flagged: machine busy (2 runs ...); noisy synchronised steps (2 runs ...);
     N = 1 run flagged (1 run ...)", five by the flags' counts: the flags are counted apart."""
     noisy = "noisy synchronised steps: p95 20 ms is 1.8x the median (> 1.5x)"
-    path = _results(tmp_path, flags=[*BUSY, noisy])
+    # timed over NOISY_MIN_STEPS: a noisy flag stored on fewer is judged again when read
+    timed = {"config": BenchConfig(steps=NOISY_MIN_STEPS)}
+    path = _results(tmp_path, flags=[*BUSY, noisy], one=timed, two=timed)
     with pytest.raises(CalibrationError) as refused:
         gpuscale.advise(bench=path, link="pcie4-x16")
     left = refused.value.left

@@ -84,10 +84,15 @@ def test_a_row_written_before_reads_its_short_window_share_as_not_measured() -> 
 
 
 def test_a_stored_flag_the_share_did_not_raise_is_kept() -> None:
+    # a kind its 2 steps do not take back (a noisy flag on 2 steps is judged again: over
+    # fewer than plausibility.NOISY_MIN_STEPS one slow step sets the p95)
     record = _written_before(2 / 3)
-    noisy = "noisy synchronised steps: p95 9 ms is 3.0x the median (> 1.5x); run more --steps"
-    record["flags"] = [*record["flags"], noisy]
-    assert bench_table([record])["flags"].tolist() == [noisy]
+    slower = (
+        "no-sync steps 3 ms slower than synchronised ones: noise larger than what "
+        "synchronisation costs"
+    )
+    record["flags"] = [*record["flags"], slower]
+    assert bench_table([record])["flags"].tolist() == [slower]
 
 
 def _quickstart(path: Path, share: float, steps: int, step_ms: float) -> Path:

@@ -11,11 +11,11 @@ import re
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate.bench_basis import weak_runs
 from gpuscale.advice.explain.phrasebook import said as in_words
+from gpuscale.advice.remeasure import weak_runs
 from gpuscale.bench.evidence import MIN_STEPS, SPREAD_P95_OVER_P50, grade
 from gpuscale.bench.support import support
-from gpuscale.plausibility import MIN_BUSY_WINDOW_S
+from gpuscale.plausibility import MIN_BUSY_WINDOW_S, NOISY_MIN_STEPS
 
 
 def _row(n: int, steps: int, step_ms: float, p95_over_p50: float) -> dict:
@@ -68,7 +68,9 @@ def test_steps_asked_are_more_than_the_runs_timed(steps: int, step_ms: float) ->
     asked = _asked(found.remedy()) + _asked(" ".join(table["evidence_notes"]))
     assert asked, found.remedy()
     assert all(n > steps for n in asked)
-    assert "quieter machine" in found.remedy()  # the N = 2 run spread too
+    # the N = 2 run spread too: over fewer than NOISY_MIN_STEPS one slow step may set its
+    # p95, so more steps (asked already) are its fix; over more, a quieter machine
+    assert ("quieter machine" in found.remedy()) is (steps >= NOISY_MIN_STEPS)
 
 
 def test_steps_asked_are_never_fewer_than_a_run_of_the_model_timed() -> None:

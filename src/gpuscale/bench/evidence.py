@@ -15,8 +15,9 @@ Every message that asks for more ``--steps`` (here, in the advice) gives the num
 and a run benched with it is not weak for too few steps. Every message that says what
 would make weak runs firm says :func:`remedy`: ``--steps`` only for what more steps fix
 (few steps timed, a busy share unmeasured over a short timed phase), never fewer than the
-runs timed, and a quieter machine for a spread (more steps measure a spread, they do not
-narrow it).
+runs timed, and a quieter machine for a spread measured over ``NOISY_MIN_STEPS`` or more
+(more steps measure a spread, they do not narrow it); a spread over fewer steps is their
+few-steps weakness (one slow step, warm-up as likely as noise, sets the p95), more steps.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
+from gpuscale.plausibility import (
+    MIN_BUSY_WINDOW_S,
+    NOISY_MIN_STEPS,
+    host_measured,
+    too_few_for_noise,
+)
 from gpuscale.plausibility import timed_window_s as _window_s
 from gpuscale.quantities import counted, filled, format_ms, joined
 from gpuscale.sizes import number_or_none
@@ -33,7 +39,9 @@ from gpuscale.tables.codes import Code
 
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
-FIRM_STEPS = 3 * MIN_STEPS  # the fewest steps asked for: a third of a slow step's weight
+# the fewest steps asked for: a third of a slow step's weight; over NOISY_MIN_STEPS, so a
+# run benched with any ask has its spread judged (a spread over fewer is its few steps')
+FIRM_STEPS = 3 * MIN_STEPS
 # the timed phase asked for is this much longer than the busy-share check's: a run benched
 # again may time faster steps than the one the number was read from
 WINDOW_HEADROOM = 1.5
@@ -133,7 +141,9 @@ class Weakness(Code):
     words are the ``evidence_notes``, its kind in short :data:`LABEL`."""
 
     FEW_STEPS = "few_steps"  # under MIN_STEPS timed
-    SPREAD = "spread"  # p95 over SPREAD_P95_OVER_P50 x the median
+    SPREAD = "spread"  # p95 over SPREAD_P95_OVER_P50 x the median, NOISY_MIN_STEPS+ timed
+    # the same over fewer steps (plausibility.NOISY_MIN_STEPS): one slow step may set it
+    FEW_STEPS_SPREAD = "few_steps_spread"
     SHORT_PHASE = "short_phase"  # busy share read over a timed phase too short for it
     CPU_UNREAD = "cpu_unread"  # the host's CPU time could not be read
 
@@ -142,6 +152,7 @@ class Weakness(Code):
 LABEL = {
     Weakness.FEW_STEPS: "few steps timed",
     Weakness.SPREAD: "steps spread",
+    Weakness.FEW_STEPS_SPREAD: "steps spread over few steps",
     Weakness.SHORT_PHASE: "busy share not measured",
     Weakness.CPU_UNREAD: "busy share not measured",
 }
@@ -173,8 +184,16 @@ def weaknesses(
         reasons.append((Weakness.FEW_STEPS, why))
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")
     if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > SPREAD_P95_OVER_P50:
-        why = f"steps spread: p95 is {p95 / p50:.2f}x the median; bench {_FIXES[QUIETER_FIX]}"
-        reasons.append((Weakness.SPREAD, why))
+        if too_few_for_noise(steps):  # its p95 may be one slow step: more steps tell
+            why = (
+                f"steps spread over few steps: p95 is {p95 / p50:.2f}x the median over "
+                f"{counted(int(steps), 'timed step')} (under {NOISY_MIN_STEPS}, one slow step "
+                f"sets the p95: warm-up as likely as a busy machine); {ask()}"
+            )
+            reasons.append((Weakness.FEW_STEPS_SPREAD, why))
+        else:
+            why = f"steps spread: p95 is {p95 / p50:.2f}x the median; bench {_FIXES[QUIETER_FIX]}"
+            reasons.append((Weakness.SPREAD, why))
     window = timed_window_s(row)
     if _finite(window) and not host_measured(window):
         why = (
@@ -230,10 +249,11 @@ def kinds_counted(kinds: Iterable[Iterable[str]]) -> str:
     return joined(f"{label} ({counted(n, 'run')})" for label, n in counts.items() if n)
 
 
-# What each weakness's fix is: few steps and a short timed phase, more steps; a spread,
-# a quieter machine; a host's CPU time not read, a host where it can be.
+# What each weakness's fix is: few steps, a spread over few steps and a short timed phase,
+# more steps; a spread, a quieter machine; a host's CPU time not read, a host where it can be.
 _ANSWERS = {
     Weakness.FEW_STEPS: STEPS_FIX,
+    Weakness.FEW_STEPS_SPREAD: STEPS_FIX,
     Weakness.SHORT_PHASE: STEPS_FIX,
     Weakness.SPREAD: QUIETER_FIX,
     Weakness.CPU_UNREAD: UNREAD_FIX,

@@ -17,6 +17,7 @@ from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import conv_share
 from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
+    NOISY_KINDS,
     FlagKind,
     cpu_use,
     energy_meter_flag,
@@ -28,6 +29,7 @@ from gpuscale.plausibility import (
     peak_flags,
     run_flags,
     samples_flags,
+    too_few_for_noise,
 )
 from gpuscale.quantities import counted
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
@@ -161,6 +163,11 @@ def _row(r: dict[str, object]) -> dict[str, object]:
     host, unmeasured = measured_host(r.get("host"), timing, config.get("steps"))
     host = host or {}
     taken_back = {kind_of(f) for f in unmeasured}
+    # a noisy flag stored on fewer timed steps than its rule now judges (written before
+    # plausibility.NOISY_MIN_STEPS) is judged again: taken back, its spread the few-steps
+    # weakness it is (``bench.evidence``)
+    if too_few_for_noise(config.get("steps")):
+        taken_back |= NOISY_KINDS
     flags = _merged([f for f in flags if kind_of(f) not in taken_back])
     achieved = _number(flops.get("achieved_tflops_per_device"))
     peak_mfu = _peak_and_mfu(r, config, flops)

@@ -1,6 +1,6 @@
 """The calibration from a bench file (:func:`from_bench`): the model advised on, on the
 bench host's machine, with what its runs say as evidence: its N > 1 speedups
-(:func:`measured_runs`) and its weak runs (:func:`weak_runs`)."""
+(:func:`measured_runs`) and its weak runs (``remeasure.weak_runs``)."""
 
 from __future__ import annotations
 
@@ -28,15 +28,13 @@ from gpuscale.advice.model.hardware import METERS, Power, Rate, device_power
 from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.priors import DDP_WORK, strategy_name
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.remeasure import as_run
+from gpuscale.advice.remeasure import as_run, weak_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measured, metered, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import STRATEGIES as BENCHED
-from gpuscale.bench.evidence import labels, remedy
-from gpuscale.bench.support import Support, support
-from gpuscale.bench.support import weak as too_short
+from gpuscale.bench.support import support
 from gpuscale.plausibility import FlagKind
 from gpuscale.tables.bench import BATCH_PART, cell, group_and_batch, most_host_devices
 from gpuscale.tables.bench import one_device as at_one_device
@@ -87,16 +85,23 @@ def from_bench(
     out = shlex.quote(str(req.bench)) if isinstance(req.bench, str | Path) else None
     # the runs the model rests on: its own, else (a --params model) its family's benched one
     rests_on = own or on.bench_model
-    weak, evidence = weak_runs(longest(table[hardware]), rests_on, out or "FILE", table)
     rows, benched_rows = (like_runs[like_runs["model"] == m] for m in (own, rests_on))
-    if evidence is not None and not benched_rows.empty:
+    run = None
+    if not benched_rows.empty:
         row = benched_rows.sort_values("accelerators", kind="stable").iloc[0].copy()
         row["strategy"] = req.strategy or row.get("strategy")
         run = bench_options(row)  # the run's options, on the results file where one was read
         if out is not None:
             run += f" --out {out}"
-        nodes = machine.network.per_node if machine.network.inter else None  # the question's
-        evidence = replace(evidence, run=run, per_node=evidence.per_node or nodes)
+    weak, evidence = weak_runs(
+        longest(table[hardware]),
+        rests_on,
+        file=out or "FILE",
+        whole=table,
+        run=run,
+        host_devices=most_host_devices(table),
+        per_node=machine.network.per_node if machine.network.inter else None,  # the question's
+    )
     multi = bench[(bench["model"] == own) & (bench["accelerators"] > 1)]
     like = (group, device_name, req.strategy)
     runs = replace(
@@ -310,40 +315,3 @@ def measured_runs(
         )
         for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]
-
-
-def weak_runs(
-    table: pd.DataFrame, model: str, file: str = "FILE", whole: pd.DataFrame | None = None
-) -> tuple[Finding | None, Support | None]:
-    """The weak runs of ``model`` the advice uses (None when none is: the warning's finding,
-    ``full`` False; --explain's with ``full`` True) and what they give; the steps asked are
-    those of every ``ok`` run of ``model`` in ``whole`` (the file's table; ``table`` where not
-    given), as the file's own notes and ``analyze --bench`` ask: one number a model."""
-    rows = trusted_runs(table[table["model"] == model])
-    # weak: a run with a weakness, a flagged one allowed (graded flagged, not weak) too
-    weak = rows[rows["evidence_kinds"].map(lambda kinds: isinstance(kinds, tuple) and bool(kinds))]
-    found = support(rows, table)
-    if found is not None and whole is not None:
-        asked = support(rows, whole)  # of every run of the model, outlasted ones too
-        found = replace(found, steps_needed=asked.steps_needed, steps_basis=asked.steps_basis)
-    if weak.empty or found is None:
-        return None, found
-    kinds = tuple(labels(weak["evidence_kinds"]))
-    counts = tuple(int(n) for n in sorted(weak["accelerators"].unique()))
-    # runs too short to read the step's terms from: the change line says what to bench
-    # (``explain.caveats.measure_first``), the warning only that they are weak
-    fix = None if too_short(found) else remedy(found.fixes, found.steps_needed)
-    full = found.remedy(basis=True)
-    weak_runs = Finding.of(
-        K.WEAK_EVIDENCE,
-        full=False,
-        weak=len(weak),
-        runs=len(rows),
-        model=model,
-        counts=counts,
-        kinds=kinds,
-        fix=fix,
-        fix_in_full=full,
-        file=file,
-    )
-    return weak_runs, found

@@ -29,14 +29,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.analysis.critical_batch import round_rcp_model, round_target
+from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
 from gpuscale.analysis.metrics import counted_families, read_filters, workload_scaling_table
 from gpuscale.analysis.software import frameworks_differ, frameworks_text, with_framework
-from gpuscale.analysis.trend_words import TimeSplit, change_cause, grouped_notes
+from gpuscale.analysis.superlinear import REASONS, sentence
+from gpuscale.analysis.trend_words import TimeSplit, change_cause, grouped_notes, target_moved
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.names import resolve_workload
 from gpuscale.quantities import (
@@ -108,20 +109,6 @@ class _Span:
         if self.last is not None and round_key(self.last) > round_key(r):
             note += f" (in MLPerf until {self.last})"
         return note
-
-
-def target_moved(workload: str, earlier: str, later: str) -> str:
-    """``quality target 0.72 (0.712 in v0.7): its times do not compare with v0.7's``
-    where the rulesets of two rounds set another quality target for ``workload`` (BERT:
-    0.712 in v0.7, 0.720 from v1.0 on), "" where they set the same or either sets none:
-    a time to another target is not the same training."""
-    before, now = round_target(earlier, workload), round_target(later, workload)
-    if before is None or now is None or before == now:
-        return ""
-    return (
-        f"quality target {now:g} ({before:g} in {earlier}): its times do not compare "
-        f"with {earlier}'s"
-    )
 
 
 def _span(
@@ -245,6 +232,9 @@ TERMINAL_LEFT_OUT = (
     "samples_to_converge_at_common",
     "convergence_unit_at_common",
 )
+# A row's note where E' at its largest count is above 1: the reason's short code
+# (``analysis.superlinear.REASONS``), its words once under the table (``above_one_words``)
+ABOVE_ONE = "E' {value} above 1: {code}"
 # trends has no --division: where the other division is shown
 TRENDS_HOW = "gpuscale analyze --division {other} shows them"
 
@@ -299,11 +289,9 @@ def trends(
                     whole = _family_group(everything, r, workload, str(family))
                     notes += filter(None, [_pick_changed(row, whole, threshold)])
                 if largest["superlinear"] and not scale:  # E' at the largest above 1, and why
-                    notes.append(
-                        # to the digits that show it above 1 (1.004, never 1.00)
-                        f"E' {fixed_apart(largest['normalized_efficiency'], 1.0)} above 1: "
-                        f"{largest['superlinear']}"
-                    )
+                    # to the digits that show it above 1 (1.004, never 1.00)
+                    value = fixed_apart(largest["normalized_efficiency"], 1.0)
+                    notes.append(ABOVE_ONE.format(value=value, code=largest["superlinear"]))
                 rows.append(row | {"note": "; ".join(notes)})
     out = pd.DataFrame(rows, columns=list(TREND_COLUMNS))
     for count in (
@@ -458,6 +446,11 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     the rule that pairs them (the common count), since a family may run one count in two
     rounds whose most common counts differ."""
     change = largest_change(frame)
+    if change is None and frame["round"].nunique() < 2:  # no pair of rounds to look at
+        return (
+            "largest change: none to state (every row is of one round: a change is "
+            "between two rounds)",
+        )
     if change is None:
         return (
             "largest change: none to state (no family's most common accelerator count is "
@@ -537,7 +530,7 @@ def trends_view(
         "trends across rounds",
         TREND_DROP_ORDER,
         notes=notes,
-        said=row_notes(frame),
+        said=(*row_notes(frame), *above_one_words(frame)),
         empty=empty,
         headline=headline,
         said_of="note",
@@ -561,6 +554,18 @@ def rounds_trends_view(
         republished=republished,
         first_rounds=first_rounds(),
         last_rounds=last_rounds(),
+    )
+
+
+def above_one_words(frame: pd.DataFrame) -> tuple[str, ...]:
+    """What each reason the rows' notes give for an E' above 1 means, once each (``above
+    peers too``: the systems differ in more than the count), as ``analyze`` says it; a
+    note's short code alone read as a finding of super-linear scaling."""
+    notes = " ".join(frame["note"].astype(str))
+    return tuple(
+        f"E' above 1, {code}: {sentence(code)}"
+        for code in REASONS
+        if ABOVE_ONE.split("{value}")[1].format(code=code) in notes  # " above 1: <code>"
     )
 
 

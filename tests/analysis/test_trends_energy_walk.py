@@ -1,0 +1,117 @@
+"""`gpuscale trends` and `gpuscale energy` walked as a user: a benchmark asked that has no
+power logs is said, not dropped; a count (the global batch) prints whole in CSV and JSON of
+every command; E' above 1 reads with its reason in words; a trend of one round says why
+there is no change; no time ratio across rulesets that set other quality targets."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from gpuscale.analysis.superlinear import REASONS
+from gpuscale.analysis.trend_words import family_trends
+from gpuscale.analysis.trends import trends
+
+from ..golden import Golden
+from .test_trends import round_scores
+
+VIEW = "analysis/trends_energy_walk"
+
+
+def _run(*args: str):  # type: ignore[no-untyped-def]
+    from gpuscale.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_energy_says_each_benchmark_asked_without_power_logs(golden: Golden) -> None:
+    """v4.1 has power logs of Llama2 70B LoRA only: `-b bert,llama2_70b_lora` showed its
+    rows alone, BERT unsaid."""
+    both = _run("energy", "--round", "v4.1", "-b", "bert,llama2_70b_lora", "-f", "csv")
+    assert both.exit_code == 0, both.output
+    rows = pd.read_csv(io.StringIO(both.stdout))
+    assert set(rows["workload"]) == {"llama2_70b_lora"} and len(rows) == 1
+    said = [line for line in both.stderr.splitlines() if "no power logs" in line]
+    assert len(said) == 1 and "bert" in said[0] and "llama2_70b_lora" in said[0]
+    golden.check(VIEW, "energy -b bert,llama2_70b_lora --round v4.1: note", said[0])
+    study = _run("energy", "--round", "v4.1", "-b", "study", "-f", "csv")
+    assert study.exit_code == 0, study.output
+    (line,) = [x for x in study.stderr.splitlines() if "no power logs" in x]
+    assert all(w in line for w in ("bert", "retinanet", "stable_diffusion"))
+    # not asked: every workload is read, none named for lacking power logs
+    every = _run("energy", "--round", "v4.1", "-f", "csv")
+    assert every.exit_code == 0 and "no power logs" not in every.stderr
+
+
+def test_the_global_batch_prints_whole_in_csv_and_json() -> None:
+    """`energy -f json` gave "global_batch_size": 768.0 and `analyze -f csv` 448.0, where
+    `scores` gives 768: a count, whole in every format."""
+    energy = _run("energy", "--round", "v4.0", "-b", "bert", "-f", "json")
+    assert energy.exit_code == 0, energy.output
+    batches = [r["global_batch_size"] for r in json.loads(energy.stdout)]
+    assert batches == [768, 768] and all(type(b) is int for b in batches)
+    energy_csv = _run("energy", "--round", "v4.0", "-b", "bert", "-f", "csv")
+    assert pd.read_csv(io.StringIO(energy_csv.stdout))["global_batch_size"].dtype == "int64"
+    analyzed = _run("analyze", "--round", "v4.1", "-b", "bert", "-f", "csv")
+    assert analyzed.exit_code == 0, analyzed.output
+    column = analyzed.stdout.splitlines()[0].split(",").index("global_batch_size")
+    cells = [line.split(",")[column] for line in analyzed.stdout.splitlines()[1:3]]
+    assert cells == ["448", "448"], cells  # Krai's two RTX A5000 systems
+    document = _run("analyze", "--round", "v4.1", "-b", "bert", "-f", "json")
+    systems = json.loads(document.stdout)["rounds"][0]["systems"]
+    assert all(type(s["global_batch_size"]) is int for s in systems)
+
+
+def test_each_reason_for_e_prime_above_one_is_said_once_in_words(golden: Golden) -> None:
+    """v3.0 RetinaNet's notes give "E' 1.33 above 1: above peers too" (A100-SXM4-80GB): its
+    reason in words once under the table, as `analyze` says it."""
+    result = _run("trends", "--round", "v3.0", "-b", "retinanet")
+    assert result.exit_code == 0, result.output
+    table = _run("trends", "--round", "v3.0", "-b", "retinanet", "-f", "csv")
+    notes = " ".join(pd.read_csv(io.StringIO(table.stdout), keep_default_na=False)["note"])
+    codes = [code for code in REASONS if f"above 1: {code}" in notes]
+    assert "above peers too" in codes and "slow reference" in codes
+    lines = result.stdout.splitlines()
+    words = [line for line in lines if line.startswith("E' above 1, ")]
+    assert [w.split(":")[0].removeprefix("E' above 1, ") for w in words] == codes
+    assert all(w.endswith(REASONS[c]) for w, c in zip(words, codes, strict=True))
+    golden.check(VIEW, "trends --round v3.0 -b retinanet: reasons", "\n".join(words))
+    assert not any(line.startswith("E' above 1, ") for line in table.stderr.splitlines())
+
+
+def test_a_trend_of_one_round_says_why_no_change(golden: Golden) -> None:
+    one = _run("trends", "--round", "v4.1", "-b", "bert")
+    assert one.exit_code == 0, one.output
+    (headline,) = [line for line in one.stdout.splitlines() if line.startswith("largest change")]
+    assert "one round" in headline and "most common accelerator count" not in headline
+    golden.check(VIEW, "trends --round v4.1 -b bert: headline", headline)
+    two = _run("trends", "--round", "v4.0,v4.1", "-b", "bert")
+    assert "one round" not in two.stdout
+
+
+def test_no_time_ratio_across_another_quality_target(golden: Golden) -> None:
+    """BERT's target was 0.712 in v0.7 and 0.720 from v1.0: 8 accelerators in both rounds
+    gave "(0.800x the time at 8 from v0.7 to v3.0)", a time to another target."""
+    frame = pd.concat(
+        [
+            round_scores("v0.7", "bert", "bert", [("a", "A100", 8, 50.0), ("b", "A100", 8, 55.0)]),
+            round_scores("v3.0", "bert", "bert", [("c", "A100", 8, 40.0)]),
+        ],
+        ignore_index=True,
+    )
+    (said,) = family_trends(trends(frame))
+    assert "50 min on 8 in v0.7" in said and "40 min on 8 in v3.0" in said
+    assert "x the time" not in said and "quality target 0.72 (0.712 in v0.7)" in said
+    golden.check(VIEW, "family trend across quality targets", said)
+    same = pd.concat(
+        [
+            round_scores("v4.0", "bert", "bert", [("a", "A100", 8, 50.0)]),
+            round_scores("v4.1", "bert", "bert", [("c", "A100", 8, 40.0)]),
+        ],
+        ignore_index=True,
+    )
+    (kept,) = family_trends(trends(same))
+    assert "0.8x the time at 8 from v4.0 to v4.1" in kept

@@ -115,3 +115,24 @@ def test_no_time_ratio_across_another_quality_target(golden: Golden) -> None:
     )
     (kept,) = family_trends(trends(same))
     assert "0.8x the time at 8 from v4.0 to v4.1" in kept
+
+
+def test_the_reports_energy_section_says_the_workloads_without_power_logs(
+    golden: Golden, tmp_path
+) -> None:
+    """The default report (v4.1, the study's four) listed Llama2 70B LoRA's energy alone,
+    BERT, RetinaNet and Stable Diffusion unsaid."""
+    from gpuscale import load_round
+    from gpuscale.report.rounds_section import energy_section
+    from gpuscale.report.svg import FigureFiles
+
+    tables = load_round("v4.1")
+    study = ["bert", "llama2_70b_lora", "retinanet", "stable_diffusion"]
+    findings = energy_section(tables, study, FigureFiles(tmp_path, every=False)).findings
+    said = [f for f in findings if f.startswith("No power logs")]
+    assert len(said) == 1 and "Llama2" not in said[0]
+    assert all(name in said[0] for name in ("BERT", "RetinaNet", "Stable Diffusion", "v4.1"))
+    assert any(f.startswith("Llama2 70B LoRA (v4.1): ") for f in findings)
+    golden.check(VIEW, "report energy section of the study's four, v4.1", said[0])
+    alone = energy_section(tables, ["llama2_70b_lora"], FigureFiles(tmp_path, every=False))
+    assert not any(f.startswith("No power logs") for f in alone.findings)

@@ -136,3 +136,27 @@ def test_the_reports_energy_section_says_the_workloads_without_power_logs(
     golden.check(VIEW, "report energy section of the study's four, v4.1", said[0])
     alone = energy_section(tables, ["llama2_70b_lora"], FigureFiles(tmp_path, every=False))
     assert not any(f.startswith("No power logs") for f in alone.findings)
+
+
+def test_a_folder_of_yours_beside_its_round_is_no_change_in_time(golden: Golden) -> None:
+    """`trends my-results --round v4.1` read the folder by v4.1's rules as 'my results
+    (v4.1)', sorted before v4.1, and headed "best time 214 min (my results (v4.1)) -> 361
+    min (v4.1), 1.69x slower": two sets of results of one round, said as a change in time."""
+    from gpuscale.analysis.trends import largest_change, trends_headline
+
+    frame = pd.concat(
+        [
+            round_scores("my results (v4.1)", "bert", "bert", [("me", "RTX 4090", 6, 214.0)]),
+            round_scores("v4.1", "bert", "bert", [("tiny", "RTX 4090", 6, 361.0)]),
+        ],
+        ignore_index=True,
+    )
+    rows = trends(frame)
+    assert len(rows) == 2 and set(rows["common_accelerators"]) == {6}
+    assert largest_change(rows) is None
+    (headline,) = trends_headline(rows)
+    assert "one round, v4.1" in headline
+    golden.check(VIEW, "a folder of yours beside v4.1: headline", headline)
+    (said,) = family_trends(rows)
+    assert said.startswith("RTX 4090: 214 min (3.6 h) on 6 in my results (v4.1), 361 min")
+    assert "x the time" not in said

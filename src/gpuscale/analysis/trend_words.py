@@ -164,7 +164,11 @@ def family_trends(rows: pd.DataFrame) -> list[str]:
         moved = target_moved(str(first["workload"]), str(first["round"]), str(last["round"]))
         if moved:  # another quality target: not the same training, no ratio
             said += f"; {moved}"
-        elif first["common_accelerators"] == last["common_accelerators"]:
+        elif (
+            first["common_accelerators"] == last["common_accelerators"]
+            # one round's rules (a folder of yours beside the round): not a change in time
+            and round_key(str(first["round"])) != round_key(str(last["round"]))
+        ):
             ratio = last["best_time_at_common_min"] / first["best_time_at_common_min"]
             said += (
                 f" ({number(ratio)}x the time at {int(first['common_accelerators']):,} from "

@@ -59,6 +59,7 @@ from gpuscale.tables import (
 from gpuscale.tables.checks import check_round_tables, check_text
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
+from gpuscale.tables.workloads import rules_round
 
 CALL = "trend_table({round}, ...)"  # how a caller gives another round's scores
 
@@ -387,13 +388,16 @@ class TrendChange:
 def largest_change(frame: pd.DataFrame) -> TrendChange | None:
     """Of two rounds in a row of one workload and family at the same common accelerator
     count and quality target (like with like), the pair whose ``best_time_at_common_min``
-    differ the most either way; None where no pair compares."""
+    differ the most either way; None where no pair compares. A folder of yours read by a
+    round's rules (``my-results (v4.1)``) is that round: beside it, no change in time."""
     best: tuple[float, dict, dict] | None = None
     for _, group in frame.groupby(["workload", "accelerator_family"], sort=False):
         rows = group.to_dict("records")
         for a, b in itertools.pairwise(rows):
             if a["common_accelerators"] != b["common_accelerators"]:
                 continue
+            if round_key(str(a["round"])) == round_key(str(b["round"])):
+                continue  # one round's rules: a folder of yours beside it, not a change
             if target_moved(str(a["workload"]), str(a["round"]), str(b["round"])):
                 continue  # another quality target: not the same training
             ratio = a["best_time_at_common_min"] / b["best_time_at_common_min"]
@@ -446,10 +450,12 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     the rule that pairs them (the common count), since a family may run one count in two
     rounds whose most common counts differ."""
     change = largest_change(frame)
-    if change is None and frame["round"].nunique() < 2:  # no pair of rounds to look at
+    # no pair of rounds to look at (a folder of yours read by a round's rules is that round)
+    rules = frame["round"].astype(str).map(rules_round).unique()
+    if change is None and len(rules) < 2:
         return (
-            "largest change: none to state (every row is of one round: a change is "
-            "between two rounds)",
+            f"largest change: none to state (every row is of one round, {rules[0]}: a change "
+            "is between two rounds)",
         )
     if change is None:
         return (

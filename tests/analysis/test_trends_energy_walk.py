@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from gpuscale.analysis.superlinear import REASONS
 from gpuscale.analysis.trend_words import family_trends
 from gpuscale.analysis.trends import trends
+from gpuscale.tables.republished import is_republished
 
 from ..golden import Golden
 from .test_trends import round_scores
@@ -160,3 +161,34 @@ def test_a_folder_of_yours_beside_its_round_is_no_change_in_time(golden: Golden)
     (said,) = family_trends(rows)
     assert said.startswith("RTX 4090: 214 min (3.6 h) on 6 in my results (v4.1), 361 min")
     assert "x the time" not in said
+
+
+def test_the_republished_note_counts_the_families_shown() -> None:
+    """`trends -b bert --family MI300X` said "25 results republished in a later round ...
+    are counted once": BERT's of every family, none of them MI300X's. Each family's note
+    counts its own: the rows' "left out N" where each round of it has a row, and the
+    families' counts add up to the note of all of them."""
+    import re
+
+    from gpuscale.analysis.trends import rounds_trends_view
+    from gpuscale.mlperf.load import load_rounds
+
+    tables = load_rounds(None, ["v4.0", "v4.1"])
+
+    def said(families: list[str] | None) -> tuple[int, int]:
+        view = rounds_trends_view(tables, ["bert"], families, republished=False)
+        rows = " ".join(view.frame["note"])
+        shown = sum(int(n) for n in re.findall(r"left out (\d+) republished", rows))
+        note = [re.match(r"(\d+) results? republished", n) for n in view.notes]
+        return shown, next((int(m.group(1)) for m in note if m), 0)
+
+    assert said(["RTX 4090"]) == (0, 0)
+    h100 = said(["H100-SXM5-80GB"])
+    assert h100[0] == h100[1] > 0  # v4.0's results republished in v4.1
+    scores = tables.scores[tables.scores["workload"] == "bert"]
+    counted = scores["accelerators"].notna()
+    families = sorted(scores.loc[counted, "accelerator_family"].astype(str).unique())
+    each = sum(said([f])[1] for f in families)
+    # the CPU-only systems' copies (no accelerator count: no family to ask for) in the total
+    cpu_only = scores[~counted & is_republished(scores) & (scores["division"] == "closed")]
+    assert each + len(cpu_only) == said(None)[1] > h100[1]

@@ -310,6 +310,14 @@ def trends(
     out.attrs["division_left_out"] = other
     # {division: republished results of it left out with it}
     out.attrs["republished_elsewhere"] = elsewhere["division"].astype(str).value_counts().to_dict()
+    # both per accelerator family, for a view of some families (``trends_view``)
+    out.attrs["republished_by_family"] = (
+        {} if republished else wanted.groupby(level="accelerator_family").sum().to_dict()
+    )
+    out.attrs["elsewhere_by_family"] = {
+        str(f): rows["division"].astype(str).value_counts().to_dict()
+        for f, rows in elsewhere.groupby("accelerator_family")
+    }
     if out.empty:
         return out
     ordered = in_round_order(out, ["workload", "accelerator_family", "round"], rounds)
@@ -498,10 +506,20 @@ def trends_view(
         first_rounds=first_rounds,
         last_rounds=last_rounds,
     )
+    left_out, elsewhere = (
+        frame.attrs.get("republished_left_out", 0),
+        frame.attrs.get("republished_elsewhere"),
+    )
+    chosen, read_as = counted_families(scores, families) if families else (None, ())
+    if chosen is not None:  # the republished results of the families shown, not of all
+        left_out = sum(frame.attrs.get("republished_by_family", {}).get(f, 0) for f in chosen)
+        by_family = frame.attrs.get("elsewhere_by_family", {})
+        elsewhere = {}
+        for f in chosen:
+            for division, count in by_family.get(f, {}).items():
+                elsewhere[division] = elsewhere.get(division, 0) + count
     notes = (
-        *republished_notes(
-            frame.attrs.get("republished_left_out", 0), frame.attrs.get("republished_elsewhere")
-        ),
+        *republished_notes(int(left_out), elsewhere),
         *frame.attrs.get("division_left_out", ()),
     )
     if frame["round"].nunique() == 1:  # a trend of one round is no trend: say so
@@ -517,8 +535,7 @@ def trends_view(
             *notes,
         )
     unfiltered = len(frame)
-    if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
-        chosen, read_as = counted_families(scores, families)
+    if chosen is not None:  # read as every command reads a family (H100 is H100-SXM5-80GB)
         frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
     empty, headline = "", ()
     if not frame.empty:

@@ -192,3 +192,18 @@ def test_the_republished_note_counts_the_families_shown() -> None:
     # the CPU-only systems' copies (no accelerator count: no family to ask for) in the total
     cpu_only = scores[~counted & is_republished(scores) & (scores["division"] == "closed")]
     assert each + len(cpu_only) == said(None)[1] > h100[1]
+
+
+def test_command_csv_shows_a_formula_from_a_log_as_text() -> None:
+    """`trends -f csv` printed a system `=HYPERLINK(1)/tinybox_green` (a submitter folder
+    named so) as is: a spreadsheet opening `gpuscale trends -f csv > t.csv` runs it. Every
+    command's CSV now quotes it as the written tables do (one leading ')."""
+    from gpuscale.tables.views import csv_cell, records_csv
+
+    assert csv_cell("=HYPERLINK(1)/tinybox_green") == "'=HYPERLINK(1)/tinybox_green"
+    assert csv_cell(("+1", "a")) == "'+1; a" and csv_cell(-1.5) == -1.5
+    assert csv_cell("tinycorp/tinybox_green") == "tinycorp/tinybox_green"
+    text = records_csv([{"system": "@SUM(A1)", "minutes": 2.5}])
+    assert text.splitlines() == ["system,minutes", "'@SUM(A1),2.5"]
+    frame = pd.read_csv(io.StringIO(text))
+    assert frame["system"].str.removeprefix("'").tolist() == ["@SUM(A1)"]  # the value back

@@ -21,7 +21,7 @@ from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 from gpuscale.tables.rounds import RoundTables
 from gpuscale.tables.workloads import not_scored_by, own_folder, round_key, rules_round
-from gpuscale.tables.written import with_whole_counts
+from gpuscale.tables.written import formula_safe, with_whole_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,10 +93,12 @@ def written(value: object) -> object:
 
 def csv_cell(value: object) -> object:
     """A table's cell as CSV writes it: :func:`written`, a tuple's items too,
-    "; "-separated (a row's kinds, every repeat's samples/s): never a repr."""
+    "; "-separated (a row's kinds, every repeat's samples/s): never a repr; a text cell
+    a spreadsheet would run as a formula (a system name ``=HYPERLINK(...)`` from a log)
+    with one leading ``'``, as the written tables (``tables.written.formula_safe``)."""
     if isinstance(value, tuple):
-        return "; ".join(str(written(item)) for item in value)
-    return written(value)
+        return formula_safe("; ".join(str(written(item)) for item in value))
+    return formula_safe(written(value))
 
 
 def jsonable(value: object) -> JSON:
@@ -119,13 +121,13 @@ def jsonable(value: object) -> JSON:
 def records_csv(records: Sequence[Mapping[str, object]]) -> str:
     """Plain records (dicts with the same keys, in column order) as CSV text, without
     pandas: a header, then a line per record, NaN and None empty as pandas writes them,
-    floats :func:`written`."""
+    each cell :func:`csv_cell`."""
     columns = list(next(iter(records), []))
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(columns)
     for record in records:
-        writer.writerow(["" if jsonable(v := record[c]) is None else written(v) for c in columns])
+        writer.writerow(["" if jsonable(v := record[c]) is None else csv_cell(v) for c in columns])
     return text.getvalue()
 
 

@@ -58,7 +58,9 @@ def as_parquet(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _escaped(cell: object) -> object:
+def formula_safe(cell: object) -> object:
+    """A text cell a spreadsheet would read as a formula (``FORMULA_STARTS``) with one
+    leading ``'``; any other cell as it is (every CSV gpuscale writes, files and stdout)."""
     if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
         return "'" + cell
     return cell
@@ -70,7 +72,7 @@ def as_csv(frame: pd.DataFrame) -> pd.DataFrame:
     out = as_parquet(frame)
     for name in out.columns:
         if _is_text(out[name]):
-            out[name] = out[name].map(_escaped, na_action="ignore")
+            out[name] = out[name].map(formula_safe, na_action="ignore")
     return out
 
 

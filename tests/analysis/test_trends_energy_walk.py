@@ -207,3 +207,21 @@ def test_command_csv_shows_a_formula_from_a_log_as_text() -> None:
     assert text.splitlines() == ["system,minutes", "'@SUM(A1),2.5"]
     frame = pd.read_csv(io.StringIO(text))
     assert frame["system"].str.removeprefix("'").tolist() == ["@SUM(A1)"]  # the value back
+
+
+def test_the_other_division_note_counts_the_families_shown() -> None:
+    """`trends --family H100 -b resnet` said "v3.1 ResNet-50: 1 open-division result left
+    out": Ailiverse's A100-SXM4-40GB result, not an H100's."""
+    from gpuscale.analysis.trends import rounds_trends_view
+    from gpuscale.mlperf.load import load_rounds
+
+    tables = load_rounds(None, ["v3.0", "v3.1"])
+
+    def open_notes(families: list[str] | None) -> list[str]:
+        view = rounds_trends_view(tables, ["resnet"], families, republished=False)
+        return [n for n in view.notes if "open-division" in n]
+
+    (whole,) = open_notes(None)
+    assert whole.startswith("v3.1 ResNet-50: 1 open-division result left out")
+    assert open_notes(["A100-SXM4-40GB"]) == [whole]
+    assert open_notes(["H100-SXM5-80GB"]) == []

@@ -257,7 +257,8 @@ def trends(
     the column (``analysis.software.with_framework``), "" where not."""
     rounds = sorted(scores["round"].unique(), key=round_key)
     asked = workloads or sorted(scores["workload"].dropna().unique())
-    other = division_left_out(scores, [(r, w) for r in rounds for w in asked], division, TRENDS_HOW)
+    pairs = [(r, w) for r in rounds for w in asked]
+    other = division_left_out(scores, pairs, division, TRENDS_HOW)
     if "first_round" not in scores.columns:
         scores = scores.assign(first_round=scores["round"], republished_in="")
     kept = in_division(scores, division)
@@ -308,6 +309,7 @@ def trends(
     # How many republished results were left out (0 with republished=True), for a summary.
     out.attrs["republished_left_out"] = 0 if republished else int(wanted.sum())
     out.attrs["division_left_out"] = other
+    out.attrs["division_asked"] = (division, pairs)  # for a view of some families
     # {division: republished results of it left out with it}
     out.attrs["republished_elsewhere"] = elsewhere["division"].astype(str).value_counts().to_dict()
     # both per accelerator family, for a view of some families (``trends_view``)
@@ -518,10 +520,11 @@ def trends_view(
         for f in chosen:
             for division, count in by_family.get(f, {}).items():
                 elsewhere[division] = elsewhere.get(division, 0) + count
-    notes = (
-        *republished_notes(int(left_out), elsewhere),
-        *frame.attrs.get("division_left_out", ()),
-    )
+    other = frame.attrs.get("division_left_out", [])
+    if chosen is not None and "division_asked" in frame.attrs:  # the families' results only
+        mine = scores[scores["accelerator_family"].isin(chosen)]
+        other = division_left_out(mine, *frame.attrs["division_asked"][::-1], TRENDS_HOW)
+    notes = (*republished_notes(int(left_out), elsewhere), *other)
     if frame["round"].nunique() == 1:  # a trend of one round is no trend: say so
         loaded = scores["round"].nunique()  # more where the others lack these workloads
         which = (
@@ -540,7 +543,7 @@ def trends_view(
     empty, headline = "", ()
     if not frame.empty:
         headline = trends_headline(frame)
-    elif not unfiltered and (other := frame.attrs.get("division_left_out")):
+    elif not unfiltered and other:
         # the command ends with this alone: what the other division held is said in it
         empty = "no closed-division scored results for these options: " + "; ".join(other)
     else:

@@ -28,6 +28,7 @@ from gpuscale.tables import (
     DECOMPOSITION_COLUMNS,
     PARETO_COLUMN,
 )
+from gpuscale.tables.written import with_whole_counts
 
 # Each system's fields in ``as_json``.
 SYSTEM_FIELDS: tuple[str, ...] = (
@@ -242,8 +243,10 @@ def as_json(
     table_i = {(STUDY_ROUND, w): text for w, text in table_i_texts(scores).items()}
     out = []
     for result in results:
-        # every column -f csv writes, in its order: the JSON loses none of them
-        systems = with_first_rounds(with_family_columns(result), scores).to_dict("records")
+        # every column -f csv writes, in its order, its counts whole (448, never 448.0):
+        # the JSON loses none of them
+        systems = with_whole_counts(with_first_rounds(with_family_columns(result), scores))
+        systems = systems.to_dict("records")
         out.append(
             {
                 "round": result.round,

@@ -383,15 +383,19 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
-def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
+def energy_view(tables: RoundTables, workloads: list[str], *, asked: bool = False) -> TableView:
     """``gpuscale energy``: the energy results of ``workloads`` (``energy_table``), energy
-    against scale in words under it, or why there is none (``no_energy_reason``)."""
+    against scale in words under it, or why there is none (``no_energy_reason``); where
+    ``workloads`` were ``asked`` (``-b``), those without a power log said in a note (``-b
+    bert,llama2_70b_lora`` of v4.1 showed Llama2 70B LoRA's rows alone, BERT unsaid)."""
     every = energy_table(tables)
     frame = every[every["workload"].isin(workloads)]
     lost = energy_unknown(tables, workloads)
     if frame.empty:  # every column still: an empty CSV has a full one's header
         why = "; ".join(lost) or no_energy_reason(tables, every, workloads)
         return TableView(frame, ENERGY_SHOWN, empty=why)
+    metered = set(tables.runs.dropna(subset=["energy_kj"])["workload"])
+    unlogged = [w for w in workloads if w not in metered] if asked else []
     return TableView(
         frame,
         ENERGY_SHOWN,
@@ -401,6 +405,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
             *flagged_notes(frame),
             *per_sample_missing(frame),
             *lost,
+            *filter(None, [unlogged and no_energy_reason(tables, every, unlogged)]),
             *scope_notes(frame),
             *copies_notes(tables.problems, frame),
         ),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.analysis.critical_batch import ERA_STEP
+from gpuscale.analysis.critical_batch import ERA_STEP, round_target
 from gpuscale.analysis.software import frameworks_text
 from gpuscale.quantities import ends_alike, filled, format_minutes, number
 from gpuscale.tables import round_key
@@ -130,10 +130,26 @@ def _times(factor: float, up: str, down: str) -> str:
     return f"{factor:.2f}x {up}" if factor >= 1 else f"{1 / factor:.2f}x {down}"
 
 
+def target_moved(workload: str, earlier: str, later: str) -> str:
+    """``quality target 0.72 (0.712 in v0.7): its times do not compare with v0.7's``
+    where the rulesets of two rounds set another quality target for ``workload`` (BERT:
+    0.712 in v0.7, 0.720 from v1.0 on), "" where they set the same or either sets none:
+    a time to another target is not the same training."""
+    before, now = round_target(earlier, workload), round_target(later, workload)
+    if before is None or now is None or before == now:
+        return ""
+    return (
+        f"quality target {now:g} ({before:g} in {earlier}): its times do not compare "
+        f"with {earlier}'s"
+    )
+
+
 def family_trends(rows: pd.DataFrame) -> list[str]:
     """``H100-SXM5-80GB: 5.31 min on 8 in v4.0, 5.39 min on 8 in v4.1 (1.02x the time
     at 8 from v4.0 to v4.1)``: one sentence per family seen in two rounds or more (the most
-    rounds first), each round's best time at its most common count, from ``rows``."""
+    rounds first), each round's best time at its most common count, from ``rows``; no
+    ratio where the first and last rounds' rules set other quality targets
+    (:func:`target_moved`: BERT 0.712 in v0.7, 0.720 from v1.0), said instead."""
     out = []
     groups = [(f, g) for f, g in rows.groupby("accelerator_family") if g["round"].nunique() > 1]
     groups.sort(key=lambda fg: (-fg[1]["round"].nunique(), str(fg[0])))
@@ -145,7 +161,14 @@ def family_trends(rows: pd.DataFrame) -> list[str]:
             for r in group.itertuples(index=False)
         )
         first, last = group.iloc[0], group.iloc[-1]
-        if first["common_accelerators"] == last["common_accelerators"]:
+        moved = target_moved(str(first["workload"]), str(first["round"]), str(last["round"]))
+        if moved:  # another quality target: not the same training, no ratio
+            said += f"; {moved}"
+        elif (
+            first["common_accelerators"] == last["common_accelerators"]
+            # one round's rules (a folder of yours beside the round): not a change in time
+            and round_key(str(first["round"])) != round_key(str(last["round"]))
+        ):
             ratio = last["best_time_at_common_min"] / first["best_time_at_common_min"]
             said += (
                 f" ({number(ratio)}x the time at {int(first['common_accelerators']):,} from "

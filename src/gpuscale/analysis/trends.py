@@ -29,14 +29,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.analysis.critical_batch import round_rcp_model, round_target
+from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.dataset import in_round_order
 from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium, scale_note
 from gpuscale.analysis.metrics import counted_families, read_filters, workload_scaling_table
 from gpuscale.analysis.software import frameworks_differ, frameworks_text, with_framework
-from gpuscale.analysis.trend_words import TimeSplit, change_cause, grouped_notes
+from gpuscale.analysis.superlinear import REASONS, sentence
+from gpuscale.analysis.trend_words import TimeSplit, change_cause, grouped_notes, target_moved
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.names import resolve_workload
 from gpuscale.quantities import (
@@ -58,6 +59,7 @@ from gpuscale.tables import (
 from gpuscale.tables.checks import check_round_tables, check_text
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
+from gpuscale.tables.workloads import rules_round
 
 CALL = "trend_table({round}, ...)"  # how a caller gives another round's scores
 
@@ -108,20 +110,6 @@ class _Span:
         if self.last is not None and round_key(self.last) > round_key(r):
             note += f" (in MLPerf until {self.last})"
         return note
-
-
-def target_moved(workload: str, earlier: str, later: str) -> str:
-    """``quality target 0.72 (0.712 in v0.7): its times do not compare with v0.7's``
-    where the rulesets of two rounds set another quality target for ``workload`` (BERT:
-    0.712 in v0.7, 0.720 from v1.0 on), "" where they set the same or either sets none:
-    a time to another target is not the same training."""
-    before, now = round_target(earlier, workload), round_target(later, workload)
-    if before is None or now is None or before == now:
-        return ""
-    return (
-        f"quality target {now:g} ({before:g} in {earlier}): its times do not compare "
-        f"with {earlier}'s"
-    )
 
 
 def _span(
@@ -245,6 +233,9 @@ TERMINAL_LEFT_OUT = (
     "samples_to_converge_at_common",
     "convergence_unit_at_common",
 )
+# A row's note where E' at its largest count is above 1: the reason's short code
+# (``analysis.superlinear.REASONS``), its words once under the table (``above_one_words``)
+ABOVE_ONE = "E' {value} above 1: {code}"
 # trends has no --division: where the other division is shown
 TRENDS_HOW = "gpuscale analyze --division {other} shows them"
 
@@ -266,7 +257,8 @@ def trends(
     the column (``analysis.software.with_framework``), "" where not."""
     rounds = sorted(scores["round"].unique(), key=round_key)
     asked = workloads or sorted(scores["workload"].dropna().unique())
-    other = division_left_out(scores, [(r, w) for r in rounds for w in asked], division, TRENDS_HOW)
+    pairs = [(r, w) for r in rounds for w in asked]
+    other = division_left_out(scores, pairs, division, TRENDS_HOW)
     if "first_round" not in scores.columns:
         scores = scores.assign(first_round=scores["round"], republished_in="")
     kept = in_division(scores, division)
@@ -299,11 +291,9 @@ def trends(
                     whole = _family_group(everything, r, workload, str(family))
                     notes += filter(None, [_pick_changed(row, whole, threshold)])
                 if largest["superlinear"] and not scale:  # E' at the largest above 1, and why
-                    notes.append(
-                        # to the digits that show it above 1 (1.004, never 1.00)
-                        f"E' {fixed_apart(largest['normalized_efficiency'], 1.0)} above 1: "
-                        f"{largest['superlinear']}"
-                    )
+                    # to the digits that show it above 1 (1.004, never 1.00)
+                    value = fixed_apart(largest["normalized_efficiency"], 1.0)
+                    notes.append(ABOVE_ONE.format(value=value, code=largest["superlinear"]))
                 rows.append(row | {"note": "; ".join(notes)})
     out = pd.DataFrame(rows, columns=list(TREND_COLUMNS))
     for count in (
@@ -319,8 +309,17 @@ def trends(
     # How many republished results were left out (0 with republished=True), for a summary.
     out.attrs["republished_left_out"] = 0 if republished else int(wanted.sum())
     out.attrs["division_left_out"] = other
+    out.attrs["division_asked"] = (division, pairs)  # for a view of some families
     # {division: republished results of it left out with it}
     out.attrs["republished_elsewhere"] = elsewhere["division"].astype(str).value_counts().to_dict()
+    # both per accelerator family, for a view of some families (``trends_view``)
+    out.attrs["republished_by_family"] = (
+        {} if republished else wanted.groupby(level="accelerator_family").sum().to_dict()
+    )
+    out.attrs["elsewhere_by_family"] = {
+        str(f): rows["division"].astype(str).value_counts().to_dict()
+        for f, rows in elsewhere.groupby("accelerator_family")
+    }
     if out.empty:
         return out
     ordered = in_round_order(out, ["workload", "accelerator_family", "round"], rounds)
@@ -399,13 +398,16 @@ class TrendChange:
 def largest_change(frame: pd.DataFrame) -> TrendChange | None:
     """Of two rounds in a row of one workload and family at the same common accelerator
     count and quality target (like with like), the pair whose ``best_time_at_common_min``
-    differ the most either way; None where no pair compares."""
+    differ the most either way; None where no pair compares. A folder of yours read by a
+    round's rules (``my-results (v4.1)``) is that round: beside it, no change in time."""
     best: tuple[float, dict, dict] | None = None
     for _, group in frame.groupby(["workload", "accelerator_family"], sort=False):
         rows = group.to_dict("records")
         for a, b in itertools.pairwise(rows):
             if a["common_accelerators"] != b["common_accelerators"]:
                 continue
+            if round_key(str(a["round"])) == round_key(str(b["round"])):
+                continue  # one round's rules: a folder of yours beside it, not a change
             if target_moved(str(a["workload"]), str(a["round"]), str(b["round"])):
                 continue  # another quality target: not the same training
             ratio = a["best_time_at_common_min"] / b["best_time_at_common_min"]
@@ -458,6 +460,13 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     the rule that pairs them (the common count), since a family may run one count in two
     rounds whose most common counts differ."""
     change = largest_change(frame)
+    # no pair of rounds to look at (a folder of yours read by a round's rules is that round)
+    rules = frame["round"].astype(str).map(rules_round).unique()
+    if change is None and len(rules) < 2:
+        return (
+            f"largest change: none to state (every row is of one round, {rules[0]}: a change "
+            "is between two rounds)",
+        )
     if change is None:
         return (
             "largest change: none to state (no family's most common accelerator count is "
@@ -499,12 +508,23 @@ def trends_view(
         first_rounds=first_rounds,
         last_rounds=last_rounds,
     )
-    notes = (
-        *republished_notes(
-            frame.attrs.get("republished_left_out", 0), frame.attrs.get("republished_elsewhere")
-        ),
-        *frame.attrs.get("division_left_out", ()),
+    left_out, elsewhere = (
+        frame.attrs.get("republished_left_out", 0),
+        frame.attrs.get("republished_elsewhere"),
     )
+    chosen, read_as = counted_families(scores, families) if families else (None, ())
+    if chosen is not None:  # the republished results of the families shown, not of all
+        left_out = sum(frame.attrs.get("republished_by_family", {}).get(f, 0) for f in chosen)
+        by_family = frame.attrs.get("elsewhere_by_family", {})
+        elsewhere = {}
+        for f in chosen:
+            for division, count in by_family.get(f, {}).items():
+                elsewhere[division] = elsewhere.get(division, 0) + count
+    other = frame.attrs.get("division_left_out", [])
+    if chosen is not None and "division_asked" in frame.attrs:  # the families' results only
+        mine = scores[scores["accelerator_family"].isin(chosen)]
+        other = division_left_out(mine, *frame.attrs["division_asked"][::-1], TRENDS_HOW)
+    notes = (*republished_notes(int(left_out), elsewhere), *other)
     if frame["round"].nunique() == 1:  # a trend of one round is no trend: say so
         loaded = scores["round"].nunique()  # more where the others lack these workloads
         which = (
@@ -518,13 +538,12 @@ def trends_view(
             *notes,
         )
     unfiltered = len(frame)
-    if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
-        chosen, read_as = counted_families(scores, families)
+    if chosen is not None:  # read as every command reads a family (H100 is H100-SXM5-80GB)
         frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
     empty, headline = "", ()
     if not frame.empty:
         headline = trends_headline(frame)
-    elif not unfiltered and (other := frame.attrs.get("division_left_out")):
+    elif not unfiltered and other:
         # the command ends with this alone: what the other division held is said in it
         empty = "no closed-division scored results for these options: " + "; ".join(other)
     else:
@@ -537,7 +556,7 @@ def trends_view(
         "trends across rounds",
         TREND_DROP_ORDER,
         notes=notes,
-        said=row_notes(frame),
+        said=(*row_notes(frame), *above_one_words(frame)),
         empty=empty,
         headline=headline,
         said_of="note",
@@ -561,6 +580,18 @@ def rounds_trends_view(
         republished=republished,
         first_rounds=first_rounds(),
         last_rounds=last_rounds(),
+    )
+
+
+def above_one_words(frame: pd.DataFrame) -> tuple[str, ...]:
+    """What each reason the rows' notes give for an E' above 1 means, once each (``above
+    peers too``: the systems differ in more than the count), as ``analyze`` says it; a
+    note's short code alone read as a finding of super-linear scaling."""
+    notes = " ".join(frame["note"].astype(str))
+    return tuple(
+        f"E' above 1, {code}: {sentence(code)}"
+        for code in REASONS
+        if ABOVE_ONE.split("{value}")[1].format(code=code) in notes  # " above 1: <code>"
     )
 
 

@@ -21,7 +21,8 @@ def energy(
     from gpuscale.analysis.energy_per_result import energy_view  # lazy: pandas, not for --help
 
     tables = load_tables(selection)
-    view = energy_view(tables, workloads_of(tables, selection.benchmark)[0])
+    asked = selection.benchmark is not None  # the workloads named: each without energy said
+    view = energy_view(tables, workloads_of(tables, selection.benchmark)[0], asked=asked)
     show(view, fmt, columns_asked, nothing=2)  # no row: exit 2, as every table command
 
 

@@ -14,7 +14,15 @@ from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
-from gpuscale.quantities import TABLE_DIGITS, counted, devices, format_minutes, named, number
+from gpuscale.quantities import (
+    TABLE_DIGITS,
+    counted,
+    devices,
+    format_minutes,
+    joined,
+    named,
+    number,
+)
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
@@ -56,6 +64,13 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
             [],
         )
     findings = energy_scale_sentences(energy)
+    # a workload of the report without a power log, beside those with: said, not dropped
+    metered = set(tables.runs.dropna(subset=["energy_kj"])["workload"])
+    if unlogged := [display_name(w) for w in workloads if w not in metered]:
+        findings.append(
+            f"No power logs for {joined(unlogged)} in {rounds}: no energy results for "
+            f"{'it' if len(unlogged) == 1 else 'them'} (none guessed)."
+        )
     known = energy[["accelerators", "time_to_train_min"]].notna().all(axis=1).to_numpy(bool)
     if not known.all():
         findings.append(

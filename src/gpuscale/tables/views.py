@@ -178,6 +178,10 @@ class TableView:
         return () if self.said_of else self.said
 
     def __post_init__(self) -> None:
+        # Counts held as floats for arithmetic (global batch) shown as whole numbers in every
+        # format of every command (768, never 768.0), as the written tables hold them
+        if getattr(self.frame, "columns", None) is not None:
+            object.__setattr__(self, "frame", with_whole_counts(self.frame))
         # A column that tells no row apart (one value in every row, or none) goes first,
         # into the headline: a narrow terminal drops the last columns, and those should be
         # the ones that differ, not a round, a benchmark or an empty reason. A key column
@@ -236,7 +240,7 @@ def scores_view(
                 "is listed"
             )
         frame = paired
-    frame = with_whole_counts(frame.sort_values(["round", "benchmark", "time_to_train_min"]))
+    frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(SCORE_SHOWN)
     if twins.any() and "same_runs_as" not in shown:
         shown.append("same_runs_as")  # what tells the twins apart (docs/tour.md)

@@ -34,7 +34,7 @@ from gpuscale.analysis.metrics import (
     references,
     workload_scaling_table,
 )
-from gpuscale.analysis.score_intervals import bootstrap_intervals
+from gpuscale.analysis.score_intervals import bootstrap_intervals, family_intervals
 from gpuscale.analysis.software import with_framework
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
@@ -127,8 +127,13 @@ def workload_table(
     ci = bootstrap_intervals(
         table, tables.runs, scores=scores, n_boot=options.n_boot, seed=options.seed
     )
+    # each system's S and E' intervals against its own family's reference too: the
+    # report's like-with-like figures draw them
+    family = family_intervals(
+        table, tables.runs, ci, scores=scores, n_boot=options.n_boot, seed=options.seed
+    )
     # the scaling table carries each system's ``framework`` from these scores
-    table = pd.concat([table, ci], axis=1)
+    table = pd.concat([table, ci, family], axis=1)
     return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
 
 

@@ -53,9 +53,9 @@ import pandas as pd
 from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
 from gpuscale.analysis.measured_bounds import LogRatioBound, read_bound
-from gpuscale.analysis.metrics import flagged_results
+from gpuscale.analysis.metrics import flagged_results, within_own_family
 from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
-from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS
+from gpuscale.tables import CI_COLUMNS, CI_POOL_COLUMNS, FAMILY_CI_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 _Key = tuple[str, str, str, str]  # round, org, system_id, benchmark
@@ -359,6 +359,35 @@ def bootstrap_intervals(
     frame[CI_POOL_COLUMNS[1]] = ratios_apart
     frame[CI_POOL_COLUMNS[2]] = [results[k][0].untimed if k in results else 0 for k in keys]
     return frame
+
+
+def family_intervals(
+    table: pd.DataFrame,
+    runs: pd.DataFrame,
+    ci: pd.DataFrame,
+    *,
+    scores: pd.DataFrame | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """``FAMILY_CI_COLUMNS`` for every row of a scaling table: the 95% intervals of its
+    speedup and E' against its own family's reference (``metrics.within_own_family``),
+    as :func:`bootstrap_intervals` gives them under the rule ``family`` (``analyze -r
+    family``'s, the same draws): the reference's own runs and its choice as the slowest
+    at its family's fewest accelerators are resampled too, so a system's E' near 1 is
+    not read as apart from its reference by the system's spread alone. ``ci``: the
+    table's own intervals (:func:`bootstrap_intervals` of the same ``runs``, ``scores``,
+    ``n_boot`` and ``seed``), kept where the table is already against each family's own
+    reference."""
+    wanted = list(CI_COLUMNS[2:])
+    if not table.empty and not (table["reference_rule"] == "family").all():
+        families = table.groupby("accelerator_family", sort=True)
+        own = pd.concat([within_own_family(group) for _, group in families]).loc[table.index]
+        # in the table's order, as ``-r family``'s table has it: the same draws
+        own = own.reset_index(drop=True).assign(reference_rule="family")
+        ci = bootstrap_intervals(own, runs, scores=scores, n_boot=n_boot, seed=seed)
+        ci = ci.set_axis(table.index, axis=0)
+    return ci[wanted].set_axis(list(FAMILY_CI_COLUMNS), axis=1).reindex(table.index)
 
 
 def _speedup_errors(

@@ -16,6 +16,8 @@ from gpuscale.report.bands import interval_band
 from gpuscale.report.bench_answer import answering
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.style import (
+    IDEAL_LABEL,
+    IDEAL_LINE,
     MARGINS,
     OKABE_ITO,
     REFERENCE_LINE,
@@ -274,7 +276,7 @@ def predicted_scaling(
         markersize=3,
         label=series,
     )
-    ax.plot(predicted["accelerators"], predicted["accelerators"], **REFERENCE_LINE, label="ideal")
+    ax.plot(predicted["accelerators"], predicted["accelerators"], **IDEAL_LINE, label=IDEAL_LABEL)
     labels: dict[str, list[str]] = {}
     if measured is not None and len(measured):
         multi = measured[measured["accelerators"] > 1]

@@ -34,6 +34,8 @@ from gpuscale.report.figures_common import (
 )
 from gpuscale.report.style import (
     FIGSIZE,
+    IDEAL_LABEL,
+    IDEAL_LINE,
     MARGINS,
     REFERENCE_LINE,
     Chart,
@@ -268,7 +270,8 @@ def normalized_efficiency(
 
 @styled
 def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
-    """Speedup against accelerators per family, with the ideal line ``S = N / N_ref``."""
+    """Speedup against accelerators per family, with the ideal (linear) line ``S = N / N_ref``
+    (:data:`~gpuscale.report.style.IDEAL_LINE`)."""
     table = result.table
     fig, ax = new_axes()
     styles = family_styles(table["accelerator_family"].unique())
@@ -281,10 +284,8 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
         ax.plot(
             xs,
             xs / n_ref,
-            **REFERENCE_LINE,
-            label="ideal (S = N / N_ref)"
-            if ref_id == table["reference_system_id"].iloc[0]
-            else None,
+            **IDEAL_LINE,
+            label=IDEAL_LABEL if ref_id == table["reference_system_id"].iloc[0] else None,
         )
     log_log(ax, "speedup S = T_ref / T (log scale)")
     # whom S is against, as the E' figure says it: a PNG alone names N_ref's system

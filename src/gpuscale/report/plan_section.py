@@ -17,6 +17,7 @@ from gpuscale.names import UnknownNameError
 from gpuscale.planning import PlanRequest
 from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
+from gpuscale.planning.crossing import CROSSING_COLUMNS, crossing_words
 from gpuscale.planning.records import Fits
 from gpuscale.planning.result import PlanError, plan_result
 from gpuscale.planning.systems import timed, unplanned
@@ -45,6 +46,9 @@ SHOWN = {
     "stops_paying": "picked by (the criteria whose last paying count it is)",
     "flags": "flags (kept out of the picks)",
     "rests_on": "rests on (one software stack)",
+    # where the count's level or its faster-than-linear support comes from other results:
+    # the hardware generation or software stack it crosses (``planning.crossing``)
+    "crosses": "crosses (from what to what)",
 }
 
 
@@ -71,7 +75,9 @@ def _fixed(value: object, spec: str) -> str:
 def _rows(table: pd.DataFrame) -> list[dict[str, str]]:
     """The plan table's rows as the report shows them, the plan's flags included (a
     flagged count is kept out of the "stops paying" picks, and the flag says why a faster
-    count is not the one marked E' >= 0.8 x best)."""
+    count is not the one marked E' >= 0.8 x best), and what each count's comparison
+    crosses (``planning.crossing.crossing_words``: ``hardware generation (Ampere to
+    Hopper)``; names from the logs, escaped where the page renders them)."""
     measured = ["time_to_train_min", "convergence_factor", "accelerator_hours"]
     said = columns_text(table[measured].to_dict("records"), measured)
     return [
@@ -87,6 +93,10 @@ def _rows(table: pd.DataFrame) -> list[dict[str, str]]:
             SHOWN["stops_paying"]: number(r.stops_paying),
             SHOWN["flags"]: number(r.flags),
             SHOWN["rests_on"]: thin_mark(r.rests_on, r.rests_on_submitter, r.rests_on_outlier),
+            SHOWN["crosses"]: crossing_words(
+                {c: getattr(r, c) for c in CROSSING_COLUMNS}
+            ).removeprefix("crosses ")
+            or "none",
         }
         for r, texts in zip(table.itertuples(index=False), said, strict=True)
     ]

@@ -175,7 +175,9 @@ def plain_log(axis: Axis) -> None:
     axis.set_minor_locator(NullLocator())
 
 
-# A line that is a reference, not data (ideal scaling, break-even, E' = 1): grey, dashed.
+# A line that is a reference, not data (break-even, E' = 1): grey, dashed; the ideal
+# (linear) speedup S = N / N_ref: black, dashed and a little heavier, so that it is never
+# read as a family's data (no family or cluster colour is black) nor as the grey lines.
 class LineStyle(TypedDict):
     """Keyword arguments of a line (``Axes.plot``, ``axhline``, ``Line2D``)."""
 
@@ -185,6 +187,8 @@ class LineStyle(TypedDict):
 
 
 REFERENCE_LINE: LineStyle = {"color": "#555555", "linewidth": 0.9, "linestyle": "--"}
+IDEAL_LINE: LineStyle = {"color": "#000000", "linewidth": 1.1, "linestyle": "--"}
+IDEAL_LABEL = "linear (ideal)"  # its legend entry in every figure that draws it
 
 
 def log_y(ax: Axes, label: str) -> None:

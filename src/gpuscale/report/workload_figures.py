@@ -18,21 +18,21 @@ from gpuscale.tables import display_name
 if TYPE_CHECKING:  # its type alone: matplotlib only in the process that draws
     from gpuscale.report.style import Chart
 
-# What the like-with-like figures' bars leave out: they are a system's time interval
-# carried to S and E', the family reference's time exact (the tables' intervals of S and E'
-# and the efficiency_ci figure's bootstrap the reference's time and choice too)
-HELD = "its reference's held exact"
+# What the like-with-like figures' bars are: each system's intervals of S and E' against its
+# own family's reference, that reference's runs and choice resampled too
+# (``score_intervals.family_intervals``: ``analyze -r family``'s intervals)
+BARS = "95% bootstrap intervals of S and E' against the family's reference, its runs resampled too"
 
 FIGURE_TITLES = {
     "scaling": "Like with like (each system against its own family's smallest): speedup with "
-    "the ideal line, E' with the threshold, time against accelerator-hours (Pareto front) "
-    "and why E' falls (throughput efficiency x convergence factor); bars: 95% intervals of "
-    f"each system's time to train, {HELD}; ring: the recommended count",
+    "the linear (ideal) line, E' with the threshold, time against accelerator-hours (Pareto front) "
+    f"and why E' falls (throughput efficiency x convergence factor); bars: {BARS}; "
+    "ring: the recommended count",
     "systems": "Systems by accelerator type and count (size: systems sharing a "
     "configuration and cluster; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
-    "speedup": "Speedup against accelerators, with the ideal line",
+    "speedup": "Speedup against accelerators, with the linear (ideal) line",
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
     "decomposition": "Why E' falls within the family that ran the most counts, against its "
     "own reference (as the summary's sentence): throughput efficiency (evaluation, "
@@ -146,7 +146,7 @@ def overview_task(
     svg, files = out.save(lambda: _figures()["overview_like"](results, recs), stem, bases)
     title = (
         "E' against accelerators, like with like: each system against the smallest, slowest "
-        f"system of its own family (bars: 95% intervals of each system's time to train, {HELD}; "
+        f"system of its own family (bars: {BARS}; "
         "dotted: the threshold; "
         "ring: the recommended count)"
     )

@@ -100,6 +100,10 @@ CI_COLUMNS: tuple[str, ...] = tuple(
     for measure in ("time_to_train_min", "speedup", "normalized_efficiency")
     for end in ("low", "high")
 )
+# Each row's 95% intervals of speedup and E' against its own accelerator family's reference
+# (``metrics.within_own_family``, the report's like-with-like figures' and ``-r family``'s),
+# that reference's runs and choice resampled too (``score_intervals.family_intervals``).
+FAMILY_CI_COLUMNS: tuple[str, ...] = tuple(f"family_{c}" for c in CI_COLUMNS[2:])
 # What the intervals kept out of a result's pooled convergence: how many results (and RCP
 # batches) at its batch converge so differently that no one law holds both
 # (``gpuscale.analysis.score_intervals``), and the ratio of the farthest one's samples to

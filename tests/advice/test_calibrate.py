@@ -227,9 +227,13 @@ def test_compute_fit_recovers_floor_and_rate_per_family() -> None:
 
 
 def test_rows_of_another_configuration_or_flagged_are_left_out(golden: Golden) -> None:
-    bf16 = BenchConfig(steps=20, batch=8, precision="bf16")
-    records = ladder("mlp", 0.5, 0.05) + ladder("mlp", 0.1, 5.0, config=bf16)
-    flagged = bench_record("mlp-4m", 4_000_000, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
+    # 21 timed steps: a noisy flag stands (on fewer it is re-judged a few-steps spread)
+    fp32 = BenchConfig(steps=21, batch=8)
+    bf16 = BenchConfig(steps=21, batch=8, precision="bf16")
+    records = ladder("mlp", 0.5, 0.05, config=fp32) + ladder("mlp", 0.1, 5.0, config=bf16)
+    flagged = bench_record(
+        "mlp-4m", 4_000_000, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0, config=fp32
+    )
     flagged["flags"] = ["noisy no-sync steps"]
     table = bench_table([*records, flagged])
     cal = read_comm(calibrate(table, "mlp-4m"), PHB)
@@ -363,11 +367,11 @@ def test_flagged_runs_left_out_are_named_apart_and_whose(golden: Golden) -> None
     """Each flagged run left out is named as the bench table names its run: two of one model
     at one count read apart; one of another model is said to be another model's, whose runs
     the calibration reads too (its contention at N > 1)."""
-    noisy = []
+    noisy, timed = [], BenchConfig(steps=21, batch=8)  # a noisy flag stands on 21 steps
     for model, params in (("mlp-4m", 4_000_000), ("mlp-4m", 4_000_000), ("mlp-1m", 1_000_000)):
-        run = bench_record(model, params, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
+        run = bench_record(model, params, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0, config=timed)
         noisy.append(run | {"flags": ["noisy no-sync steps"]})
-    table = bench_table([*ladder("mlp", 0.5, 0.05), *noisy])
+    table = bench_table([*ladder("mlp", 0.5, 0.05, config=timed), *noisy])
     found = next(n for n in calibrate(table, "mlp-4m").bench.notes if n.kind == "flagged_left_out")
     runs = [(r["model"], r["run"], r["devices"]) for r in found.findings("pairs")]
     assert runs == [

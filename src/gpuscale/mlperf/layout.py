@@ -59,7 +59,35 @@ def misplaced(rel: str, is_dir: bool) -> str | None:
     return None
 
 
-MLPERF_LAYOUT = Layout(wanted=wanted, marked=is_benchmark_dir, misplaced=misplaced, top=TOP)
+# What MLCommons' summarizer reads of a result: ``glob("<benchmark>/result_*.txt")``
+# (mlperf_logging.result_summarizer), case as written; gpuscale reads the same files.
+READ_BY_SUMMARIZER = "MLCommons' summarizer reads only <benchmark>/result_*.txt"
+
+
+def unread(rel: str) -> str | None:
+    """Why a file under ``<org>/results`` named like a run log (``result...``, ``*.log``)
+    is not read where neither tool reads it (off the ``result_*.txt`` name, or outside a
+    benchmark folder's own files), or None: its run is not counted, so it is said."""
+    parts = rel.split("/")
+    name = parts[-1].lower()
+    if len(parts) < 4 or parts[1] != "results" or wanted(rel):
+        return None
+    if not (name.startswith("result") or name.endswith(".log")):
+        return None
+    if len(parts) == 4:
+        where = "outside any benchmark folder"
+    elif len(parts) == 5:
+        where = "not named result_<n>.txt"
+    elif parts[4] == "power":
+        return None
+    else:
+        where = "below its benchmark folder"
+    return f"named like a run log, {where}: {READ_BY_SUMMARIZER}; not read, no run counted"
+
+
+MLPERF_LAYOUT = Layout(
+    wanted=wanted, marked=is_benchmark_dir, misplaced=misplaced, top=TOP, unread=unread
+)
 
 
 def round_name_from_path(path: str | os.PathLike[str]) -> str | None:

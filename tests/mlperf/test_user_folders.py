@@ -1,0 +1,71 @@
+"""A user's own results folder, damaged as such folders are: every file left unread is
+named with why, and a score from fewer files says so. Each case builds its own round."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscale.mlperf.ingest import read_round
+from gpuscale.tables.views import reading_notes
+
+from .logbuilder import RoundBuilder, result_log
+from .test_hostile import problems, scored
+
+# Ten runs of one result; olympic average 10.875 min (drop 9 and 13, mean of the rest)
+TEN = [10, 12, 11, 13, 9, 10, 11, 12, 10, 11]
+FOLDER = "Misn/results/m1/bert"
+# result_1 (12 min), result_3 (13) and result_9 (11) renamed off result_<n>.txt
+RENAMED = {"result_1.txt": "result_1.log", "result_3.txt": "result3.txt"}
+RENAMED |= {"result_9.txt": "result_9.txt.bak"}
+
+
+def _misnamed_round() -> RoundBuilder:
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    for old, new in RENAMED.items():
+        rb.files[f"{FOLDER}/{new}"] = rb.files.pop(f"{FOLDER}/{old}")
+    log = result_log(benchmark="bert", minutes=10, ruleset="4.1.0")
+    rb.raw(f"{FOLDER}/old/result_0.txt", log)  # a log one folder too deep
+    rb.raw("Misn/results/m1/result_0.txt", log)  # a log outside any benchmark folder
+    rb.raw(f"{FOLDER}/notes.md", "what we ran")  # not named like a log: not said
+    return rb
+
+
+@pytest.mark.parametrize("form", ["dir", "tar.gz", "zip"])
+def test_logs_named_off_result_n_txt_are_each_named_and_the_score_says_fewer(
+    tmp_path, form: str
+) -> None:
+    rb = _misnamed_round()
+    source = {
+        "dir": rb.write_dir,
+        "tar.gz": lambda p: rb.write_tar(p, "gz"),
+        "zip": rb.write_zip,
+    }[form](tmp_path)
+    tables = read_round(source)
+    said = problems(tables, "unread log")
+    where = {p.split(": ", 1)[0]: p.split(": ", 1)[1] for p in said}
+    assert sorted(where) == sorted(
+        [f"{FOLDER}/{new}" for new in RENAMED.values()]
+        + [f"{FOLDER}/old/result_0.txt", "Misn/results/m1/result_0.txt"]
+    )
+    assert all("result_*.txt" in m and "not read" in m for m in where.values())
+    assert "not named result_<n>.txt" in where[f"{FOLDER}/result_1.log"]
+    assert "below its benchmark folder" in where[f"{FOLDER}/old/result_0.txt"]
+    assert "outside any benchmark folder" in where["Misn/results/m1/result_0.txt"]
+    # the 7 runs read, as MLCommons' summarizer reads them: 9, 10, 10, 10, 11, 11, 12
+    # less the fastest and slowest: mean of 10, 10, 10, 11, 11 = 10.4 min
+    row = tables.scores[tables.scores.org == "Misn"].iloc[0]
+    assert (row.runs, row.runs_converged, row.runs_required) == (7, 7, 10)
+    assert scored(tables, "Misn", "m1") == pytest.approx(10.4)
+    assert row.score_reason.startswith("scored from 7 of the 10 result files")
+    notes = reading_notes(tables.problems)
+    assert notes[0].startswith("v4.1: 6 problems reading it (unread log 5, fewer runs 1)")
+    assert sum("NOT ALL READ: unread log: Misn/results/m1/" in n for n in notes) == 3
+    assert notes[-1].endswith("(and 2 more)")
+
+
+def test_a_clean_copy_scores_as_its_rename_back(tmp_path) -> None:
+    """Renamed back to result_<n>.txt, the same logs give the full result, unflagged."""
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    tables = read_round(rb.write_dir(tmp_path))
+    assert scored(tables, "Misn", "m1") == pytest.approx(10.875)
+    assert tables.problems.empty

@@ -48,7 +48,7 @@ def test_logs_named_off_result_n_txt_are_each_named_and_the_score_says_fewer(
         + [f"{FOLDER}/old/result_0.txt", "Misn/results/m1/result_0.txt"]
     )
     assert all("result_*.txt" in m and "not read" in m for m in where.values())
-    assert "not named result_<n>.txt" in where[f"{FOLDER}/result_1.log"]
+    assert "but off result_<n>.txt" in where[f"{FOLDER}/result_1.log"]
     assert "below its benchmark folder" in where[f"{FOLDER}/old/result_0.txt"]
     assert "outside any benchmark folder" in where["Misn/results/m1/result_0.txt"]
     # the 7 runs read, as MLCommons' summarizer reads them: 9, 10, 10, 10, 11, 11, 12

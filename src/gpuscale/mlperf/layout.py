@@ -77,12 +77,12 @@ def unread(rel: str) -> str | None:
     if len(parts) == 4:
         where = "outside any benchmark folder"
     elif len(parts) == 5:
-        where = "not named result_<n>.txt"
+        where = "off result_<n>.txt"
     elif parts[4] == "power":
         return None
     else:
         where = "below its benchmark folder"
-    return f"named like a run log, {where}: {READ_BY_SUMMARIZER}; not read, no run counted"
+    return f"named like a run log but {where}: {READ_BY_SUMMARIZER}; not read, no run counted"
 
 
 MLPERF_LAYOUT = Layout(

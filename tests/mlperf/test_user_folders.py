@@ -69,3 +69,27 @@ def test_a_clean_copy_scores_as_its_rename_back(tmp_path) -> None:
     tables = read_round(rb.write_dir(tmp_path))
     assert scored(tables, "Misn", "m1") == pytest.approx(10.875)
     assert tables.problems.empty
+
+
+@pytest.mark.parametrize("damage", ["cut", "missing"])
+def test_a_system_description_cut_short_is_said_unusable_not_missing(tmp_path, damage) -> None:
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    described = rb.files.pop("Misn/systems/m1.json")
+    if damage == "cut":
+        rb.raw("Misn/systems/m1.json", described[:40])
+    tables = read_round(rb.write_dir(tmp_path))
+    row = tables.scores[tables.scores.org == "Misn"].iloc[0]
+    assert row.time_to_train_min != row.time_to_train_min  # no system: no score
+    assert (row.runs, row.runs_converged) == (10, 10)  # the runs read all the same
+    said = {p.split(": ", 1)[0]: p for p in problems(tables, "bad system description")}
+    said |= {p.split(": ", 1)[0]: p for p in problems(tables, "missing system")}
+    if damage == "cut":
+        assert (
+            row.score_reason
+            == "system description unusable (Misn/systems/m1.json: see its problem)"
+        )
+        assert "not valid JSON" in said["Misn/systems/m1.json"]
+        assert "Misn/systems/m1.json could not be used" in said["Misn/results/m1/bert"]
+    else:
+        assert row.score_reason == "no system description (Misn/systems/m1.json)"
+        assert "results without Misn/systems/m1.json" in said["Misn/results/m1/bert"]

@@ -93,3 +93,20 @@ def test_a_system_description_cut_short_is_said_unusable_not_missing(tmp_path, d
     else:
         assert row.score_reason == "no system description (Misn/systems/m1.json)"
         assert "results without Misn/systems/m1.json" in said["Misn/results/m1/bert"]
+
+
+def test_a_result_in_a_folder_no_benchmark_is_named_says_its_score_is_unchecked(
+    tmp_path,
+) -> None:
+    """``BERT/`` for ``bert/``: its runs are averaged as the olympic rule does (10.875 min)
+    but checked against no benchmark's rules, and its score_reason says so."""
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    rb.files = {k.replace("/bert/", "/BERT/"): v for k, v in rb.files.items()}
+    tables = read_round(rb.write_dir(tmp_path))
+    row = tables.scores[tables.scores.org == "Misn"].iloc[0]
+    assert row.benchmark == "BERT" and row.time_to_train_min == pytest.approx(10.875)
+    assert row.score_reason == (
+        "scored unchecked: 'BERT' is not a benchmark of ruleset 4.1.0 (did you mean 'bert'?)"
+    )
+    kinds = tables.problems[tables.problems.path == "Misn/results/m1/BERT"].kind.tolist()
+    assert kinds == ["unknown benchmark"]  # said once, not as 'fewer runs' too

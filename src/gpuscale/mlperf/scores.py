@@ -37,6 +37,7 @@ from gpuscale.tables import (
     problem_row,
 )
 from gpuscale.tables.repeated_runs import repeated_count, repeated_said
+from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 
@@ -192,7 +193,8 @@ def _folder_problems(
     files, or ``reason``: why it has no score, or, ``scored``, why its score is less
     certain (fewer result files than the rules require)."""
     problems = []
-    if benchmark_of_folder(folder) not in rules.allowed:
+    unknown = benchmark_of_folder(folder) not in rules.allowed
+    if unknown:
         allowed = ", ".join(sorted(rules.allowed)) or "none"
         problems.append(
             problem_row(
@@ -213,7 +215,7 @@ def _folder_problems(
                 "benchmark folder holds no result_*.txt file",
             )
         )
-    elif reason:
+    elif reason and not (scored and unknown):  # a score unchecked: its problem is above
         kind = _WHY_UNSCORED[scored]
         problems.append(problem_row(rules.round_name, where, kind, reason))
     return problems
@@ -306,6 +308,12 @@ def _score_folder(
             said = (f"no system description ({path})", f"results without {path}")
         reason = reason or said[0]
         problems.append(problem_row(rules.round_name, where, ProblemKind.MISSING_SYSTEM, said[1]))
+    elif not reason and name not in rules.allowed and result.time_to_train_min is not None:
+        # the olympic average of its runs, none of them checked against a benchmark's rules
+        reason = (
+            f"scored unchecked: {folder!r} is not a benchmark of ruleset {rules.ruleset}"
+            f"{did_you_mean(folder, rules.allowed)}"
+        )
     elif not reason and required is not None and 0 < len(group) < required:
         # The official summarizer scores it silently; the score stands, said so.
         reason = (

@@ -110,3 +110,22 @@ def test_a_result_in_a_folder_no_benchmark_is_named_says_its_score_is_unchecked(
     )
     kinds = tables.problems[tables.problems.path == "Misn/results/m1/BERT"].kind.tolist()
     assert kinds == ["unknown benchmark"]  # said once, not as 'fewer runs' too
+
+
+def test_files_saved_as_utf16_are_said_to_be_utf16(tmp_path) -> None:
+    """A log and a system description saved by a Windows editor as "Unicode": neither
+    MLCommons' tool reads them (latin-1 and UTF-8), so neither does gpuscale; each says
+    what it is. The log is one failed run: 9 of 10 counted, as the official rule counts."""
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    rb.system("Misn", "m2").runs("Misn", "m2", "bert", TEN)
+    for rel in (f"{FOLDER}/result_4.txt", "Misn/systems/m2.json"):
+        rb.files[rel] = rb.files[rel].decode("latin-1").encode("utf-16")
+    tables = read_round(rb.write_dir(tmp_path))
+    said = dict(zip(tables.problems.path, tables.problems.message, strict=True))
+    assert said[f"{FOLDER}/result_4.txt"].startswith("UTF-16 text, which the official parser")
+    assert said["Misn/systems/m2.json"].startswith("UTF-16 text, not the UTF-8 JSON")
+    row = tables.scores[tables.scores.system_id == "m1"].iloc[0]
+    assert (row.runs, row.runs_converged) == (10, 9)
+    # result_4 (9 min) failed, standing for the slowest: of the 9 counted, only the fastest
+    # (10) is dropped; 10, 10, 11, 11, 11, 12, 12, 13 average 11.25 min
+    assert row.time_to_train_min == pytest.approx(11.25)

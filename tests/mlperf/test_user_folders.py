@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.mlperf.ingest import read_round
+from gpuscale.mlperf.layout import round_name_from_path
 from gpuscale.tables.views import reading_notes
 
 from .logbuilder import RoundBuilder, result_log
@@ -129,3 +130,26 @@ def test_files_saved_as_utf16_are_said_to_be_utf16(tmp_path) -> None:
     # result_4 (9 min) failed, standing for the slowest: of the 9 counted, only the fastest
     # (10) is dropped; 10, 10, 11, 11, 11, 12, 12, 13 average 11.25 min
     assert row.time_to_train_min == pytest.approx(11.25)
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("training_results_v4.1 (1).zip", "v4.1"),  # a browser's second download
+        ("training_results_v4.1 - Copy", "v4.1"),  # Windows Explorer's copy
+        ("training_results_v5.0-main copy 2.tar.gz", "v5.0"),  # macOS Finder's
+        ("training_results_v4.1 (draft)", None),  # not a copy's name: the round not said
+    ],
+)
+def test_a_second_copys_name_still_says_its_round(name: str, said: str | None) -> None:
+    assert round_name_from_path(name) == said
+
+
+def test_a_second_download_is_read_as_its_round(tmp_path) -> None:
+    """``training_results_v4.1 (1).zip`` holding ``training_results_v4.1 (1)/``: read as
+    v4.1, the scores those of the folder as published (10.875 min)."""
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    rb.name = "training_results_v4.1 (1)"  # after the logs, which say ruleset 4.1.0
+    tables = read_round(rb.write_zip(tmp_path))
+    assert set(tables.scores["round"]) == {"v4.1"} and tables.problems.empty
+    assert scored(tables, "Misn", "m1") == pytest.approx(10.875)

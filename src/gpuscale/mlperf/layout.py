@@ -26,9 +26,12 @@ from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import archive_stem
 from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant
 
+# What a second copy's name ends with: a browser's second download (``name (1).zip``),
+# a file manager's copy (``name - Copy``, ``name copy 2``)
+COPY = r"(?: \(\d+\)| - [Cc]opy(?: \(\d+\))?| [Cc]opy(?: \d+)?)?"
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
-# the branch or tag (``training_results_v5.1-main``, ``-master``)
-TOP = re.compile(r"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?$")
+# the branch or tag (``training_results_v5.1-main``, ``-master``), either as a copy's
+TOP = re.compile(rf"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?{COPY}$")
 
 
 def wanted(rel: str) -> bool:
@@ -92,9 +95,10 @@ MLPERF_LAYOUT = Layout(
 
 def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
     """``.../training_results_v4.1.tar.xz`` -> ``v4.1``, and GitHub's download names
-    (``training_results_v5.1-main.zip``: the branch after the version) -> ``v5.1``;
-    None when the name has no version."""
-    name = archive_stem(Path(path).name)
+    (``training_results_v5.1-main.zip``: the branch after the version) -> ``v5.1``, and
+    a second copy's name (``training_results_v4.1 (1).zip``) -> ``v4.1``; None when the
+    name has no version."""
+    name = re.sub(rf"{COPY}$", "", archive_stem(Path(path).name))
     match = re.search(r"(?:^|[_\-])v(\d+\.\d+)(?:-[A-Za-z][A-Za-z0-9._]*)?$", name)
     match = match or re.fullmatch(r"v(\d+\.\d+)", name)
     if not match:

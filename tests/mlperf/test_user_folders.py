@@ -153,3 +153,18 @@ def test_a_second_download_is_read_as_its_round(tmp_path) -> None:
     tables = read_round(rb.write_zip(tmp_path))
     assert set(tables.scores["round"]) == {"v4.1"} and tables.problems.empty
     assert scored(tables, "Misn", "m1") == pytest.approx(10.875)
+
+
+def test_result_files_under_a_misspelt_results_folder_are_named(tmp_path) -> None:
+    """``Misn/result/...`` (singular): neither tool reads its logs; each is named, and the
+    result is not in the scores at all."""
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN[:2])
+    rb.files = {k.replace("/results/", "/result/"): v for k, v in rb.files.items()}
+    tables = read_round(rb.write_dir(tmp_path))
+    said = problems(tables, "unread log")
+    assert [p.split(": ", 1)[0] for p in said] == [
+        "Misn/result/m1/bert/result_0.txt",
+        "Misn/result/m1/bert/result_1.txt",
+    ]
+    assert all("outside <org>/results/<system>/<benchmark>/" in p for p in said)
+    assert tables.scores.empty

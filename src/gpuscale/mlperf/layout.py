@@ -68,16 +68,19 @@ READ_BY_SUMMARIZER = "MLCommons' summarizer reads only <benchmark>/result_*.txt"
 
 
 def unread(rel: str) -> str | None:
-    """Why a file under ``<org>/results`` named like a run log (``result...``, ``*.log``)
-    is not read where neither tool reads it (off the ``result_*.txt`` name, or outside a
-    benchmark folder's own files), or None: its run is not counted, so it is said."""
+    """Why a file named like a run log is not read where neither tool reads it, or None:
+    under ``<org>/results`` one named ``result...`` or ``*.log`` off the
+    ``<benchmark>/result_*.txt`` place and name, elsewhere one named ``result_*.txt``
+    (``<org>/result/...``). Its run is not counted, so it is said."""
     parts = rel.split("/")
     name = parts[-1].lower()
-    if len(parts) < 4 or parts[1] != "results" or wanted(rel):
+    if wanted(rel) or not (name.startswith("result") or name.endswith(".log")):
         return None
-    if not (name.startswith("result") or name.endswith(".log")):
-        return None
-    if len(parts) == 4:
+    if len(parts) < 4 or parts[1] != "results":
+        if not fnmatch.fnmatchcase(parts[-1], "result_*.txt"):
+            return None
+        where = "outside <org>/results/<system>/<benchmark>/"
+    elif len(parts) == 4:
         where = "outside any benchmark folder"
     elif len(parts) == 5:
         where = "off result_<n>.txt"

@@ -3,6 +3,8 @@ named with why, and a score from fewer files says so. Each case builds its own r
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from gpuscale.mlperf.ingest import read_round
@@ -72,24 +74,30 @@ def test_a_clean_copy_scores_as_its_rename_back(tmp_path) -> None:
     assert tables.problems.empty
 
 
-@pytest.mark.parametrize("damage", ["cut", "missing"])
-def test_a_system_description_cut_short_is_said_unusable_not_missing(tmp_path, damage) -> None:
+@pytest.mark.parametrize("damage", ["cut", "fifo", "missing"])
+def test_a_system_description_there_but_unusable_is_said_so_not_missing(tmp_path, damage) -> None:
     rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
     described = rb.files.pop("Misn/systems/m1.json")
     if damage == "cut":
         rb.raw("Misn/systems/m1.json", described[:40])
-    tables = read_round(rb.write_dir(tmp_path))
+    root = rb.write_dir(tmp_path)
+    if damage == "fifo":  # a file no reader can open as a regular file
+        (root / "Misn/systems").mkdir()
+        os.mkfifo(root / "Misn/systems/m1.json")
+    tables = read_round(root)
     row = tables.scores[tables.scores.org == "Misn"].iloc[0]
     assert row.time_to_train_min != row.time_to_train_min  # no system: no score
     assert (row.runs, row.runs_converged) == (10, 10)  # the runs read all the same
     said = {p.split(": ", 1)[0]: p for p in problems(tables, "bad system description")}
     said |= {p.split(": ", 1)[0]: p for p in problems(tables, "missing system")}
-    if damage == "cut":
+    said |= {p.split(": ", 1)[0]: p for p in problems(tables, "not a file")}
+    if damage != "missing":
         assert (
             row.score_reason
             == "system description unusable (Misn/systems/m1.json: see its problem)"
         )
-        assert "not valid JSON" in said["Misn/systems/m1.json"]
+        why = "not valid JSON" if damage == "cut" else "not a regular file"
+        assert why in said["Misn/systems/m1.json"]
         assert "Misn/systems/m1.json could not be used" in said["Misn/results/m1/bert"]
     else:
         assert row.score_reason == "no system description (Misn/systems/m1.json)"

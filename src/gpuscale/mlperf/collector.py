@@ -44,6 +44,8 @@ class Collector:
     # the same key -> the digest of each node log read (copies of one node's: same digest)
     node_digests: dict[tuple[str, str, str, str], list[str]] = field(default_factory=dict)
     damaged: str = ""  # why the source could not be read to its end
+    # (org, system id) of each system description there but unusable (not JSON, unreadable)
+    unusable_systems: set[tuple[str, str]] = field(default_factory=set)
 
     def add_parsed(self, parsed: Parsed) -> None:
         _, rel, result = parsed
@@ -75,9 +77,11 @@ class Collector:
             )
         except OSError as exc:
             self.problem(entry.path, ProblemKind.UNREADABLE, f"cannot read file ({exc.strerror})")
+            self.unusable_systems.add((org, system_id))
             return
         except SystemDescriptionError as exc:
             self.problem(entry.path, ProblemKind.BAD_SYSTEM, str(exc))
+            self.unusable_systems.add((org, system_id))
             return
         for kind, message in record.problems:
             self.problem(entry.path, kind, message)
@@ -135,6 +139,8 @@ class Collector:
         file: a failed run (it counts against the required runs), or no score. True when
         ``skipped`` was taken in so."""
         parts = skipped.path.split("/")
+        if len(parts) == 3 and parts[1] == "systems" and wanted(skipped.path):
+            self.unusable_systems.add((parts[0], parts[2][: -len(".json")]))  # its note says why
         # a note on a file read all the same (its name escaped) is no failed run: counting it
         # here too would count one run twice, once parsed and once as unreadable
         if skipped.was_read or not wanted(skipped.path) or len(parts) != 5:

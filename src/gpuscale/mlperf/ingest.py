@@ -181,7 +181,13 @@ def _tables(col: Collector) -> RoundTables:
         col.problem(where, ProblemKind.POWER_LOG, f"{counted(count, 'file')}: {note}")
     col.problems.extend(copied_logs(col.round_name, col.node_digests))
     scored = build_scores(
-        col.round_name, col.systems, runs, col.scaling, col.bench_dirs, damaged=col.damaged
+        col.round_name,
+        col.systems,
+        runs,
+        col.scaling,
+        col.bench_dirs,
+        damaged=col.damaged,
+        unusable=col.unusable_systems,
     )
     for r, kept in zip(runs, scored.kept, strict=True):
         r["kept"] = kept

@@ -26,9 +26,12 @@ from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.raw_rounds import archive_stem
 from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant
 
+# What a second copy's name ends with: a browser's second download (``name (1).zip``),
+# a file manager's copy (``name - Copy``, ``name copy 2``)
+COPY = r"(?: \(\d+\)| - [Cc]opy(?: \(\d+\))?| [Cc]opy(?: \d+)?)?"
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
-# the branch or tag (``training_results_v5.1-main``, ``-master``)
-TOP = re.compile(r"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?$")
+# the branch or tag (``training_results_v5.1-main``, ``-master``), either as a copy's
+TOP = re.compile(rf"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?{COPY}$")
 
 
 def wanted(rel: str) -> bool:
@@ -59,14 +62,46 @@ def misplaced(rel: str, is_dir: bool) -> str | None:
     return None
 
 
-MLPERF_LAYOUT = Layout(wanted=wanted, marked=is_benchmark_dir, misplaced=misplaced, top=TOP)
+# What MLCommons' summarizer reads of a result: ``glob("<benchmark>/result_*.txt")``
+# (mlperf_logging.result_summarizer), case as written; gpuscale reads the same files.
+READ_BY_SUMMARIZER = "MLCommons' summarizer reads only <benchmark>/result_*.txt"
+
+
+def unread(rel: str) -> str | None:
+    """Why a file named like a run log is not read where neither tool reads it, or None:
+    under ``<org>/results`` one named ``result...`` or ``*.log`` off the
+    ``<benchmark>/result_*.txt`` place and name, elsewhere one named ``result_*.txt``
+    (``<org>/result/...``). Its run is not counted, so it is said."""
+    parts = rel.split("/")
+    name = parts[-1].lower()
+    if wanted(rel) or not (name.startswith("result") or name.endswith(".log")):
+        return None
+    if len(parts) < 4 or parts[1] != "results":
+        if not fnmatch.fnmatchcase(parts[-1], "result_*.txt"):
+            return None
+        where = "outside <org>/results/<system>/<benchmark>/"
+    elif len(parts) == 4:
+        where = "outside any benchmark folder"
+    elif len(parts) == 5:
+        where = "off result_<n>.txt"
+    elif parts[4] == "power":
+        return None
+    else:
+        where = "below its benchmark folder"
+    return f"named like a run log but {where}: {READ_BY_SUMMARIZER}; not read, no run counted"
+
+
+MLPERF_LAYOUT = Layout(
+    wanted=wanted, marked=is_benchmark_dir, misplaced=misplaced, top=TOP, unread=unread
+)
 
 
 def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
     """``.../training_results_v4.1.tar.xz`` -> ``v4.1``, and GitHub's download names
-    (``training_results_v5.1-main.zip``: the branch after the version) -> ``v5.1``;
-    None when the name has no version."""
-    name = archive_stem(Path(path).name)
+    (``training_results_v5.1-main.zip``: the branch after the version) -> ``v5.1``, and
+    a second copy's name (``training_results_v4.1 (1).zip``) -> ``v4.1``; None when the
+    name has no version."""
+    name = re.sub(rf"{COPY}$", "", archive_stem(Path(path).name))
     match = re.search(r"(?:^|[_\-])v(\d+\.\d+)(?:-[A-Za-z][A-Za-z0-9._]*)?$", name)
     match = match or re.fullmatch(r"v(\d+\.\d+)", name)
     if not match:

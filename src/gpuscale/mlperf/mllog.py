@@ -45,6 +45,19 @@ _PAYLOAD_RE = re.compile(rb":::MLLOG (.*)")  # "." is any byte but \n
 SCANNER = "C" if _payloads_c is not None else "Python"
 
 
+def utf16(data: bytes) -> bool:
+    """Whether bytes are UTF-16 text (a Windows editor's "Unicode"): its byte-order mark,
+    or a NUL at every other byte of the first 64 (ASCII so encoded). Neither the official
+    parser (latin-1) nor its system reader (UTF-8) reads such a file."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    head = data[: min(len(data), 64) // 2 * 2]
+    if len(head) < 8:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return (not any(odd) and all(even)) or (not any(even) and all(odd))
+
+
 class Record(msgspec.Struct, gc=False):
     """One MLLOG record. Read ``value`` and ``metadata`` with :func:`value_of` and
     :func:`metadata_of`: they hold raw JSON text (``msgspec.Raw``) until decoded.

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 
 from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
+from gpuscale.mlperf.mllog import utf16
 from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.rcp import run_samples_to_converge
 from gpuscale.mlperf.rules import KeyRule, keys_of_ruleset, rules_for, ruleset_for
@@ -20,6 +21,9 @@ from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import Entry
 from gpuscale.tables import Row, RunStatus
 from gpuscale.tables.json_depth import JSON
+
+# Why a UTF-16 log holds no MLLOG line for the official parser, which reads latin-1
+UTF16_UNREAD = "which the official parser reads no MLLOG line in: saved as UTF-8 it would be read"
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -46,6 +50,8 @@ def _status(
     """A run's ``status``, most specific first (see :class:`RunStatus`), and the reasons it
     is not counted (replaced by one for a file without MLLOG lines)."""
     if log.mllog_lines == 0:
+        if utf16(data):
+            return RunStatus.NOT_TEXT, [f"UTF-16 text, {UTF16_UNREAD}"]
         if _looks_binary(data):
             return RunStatus.NOT_TEXT, ["binary data, not a text log"]
         return RunStatus.MISSING_RUN_START, ["no MLLOG lines in the file"]

@@ -37,6 +37,7 @@ from gpuscale.tables import (
     problem_row,
 )
 from gpuscale.tables.repeated_runs import repeated_count, repeated_said
+from gpuscale.tables.spelling import did_you_mean
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 
@@ -192,7 +193,8 @@ def _folder_problems(
     files, or ``reason``: why it has no score, or, ``scored``, why its score is less
     certain (fewer result files than the rules require)."""
     problems = []
-    if benchmark_of_folder(folder) not in rules.allowed:
+    unknown = benchmark_of_folder(folder) not in rules.allowed
+    if unknown:
         allowed = ", ".join(sorted(rules.allowed)) or "none"
         problems.append(
             problem_row(
@@ -213,7 +215,7 @@ def _folder_problems(
                 "benchmark folder holds no result_*.txt file",
             )
         )
-    elif reason:
+    elif reason and not (scored and unknown):  # a score unchecked: its problem is above
         kind = _WHY_UNSCORED[scored]
         problems.append(problem_row(rules.round_name, where, kind, reason))
     return problems
@@ -227,6 +229,7 @@ def build_scores(
     bench_dirs: set[tuple[str, str, str]],
     *,
     damaged: str = "",
+    unusable: set[tuple[str, str]] | None = None,
 ) -> ScoredRound:
     """Score every benchmark folder of a round (see :func:`olympic_score`).
 
@@ -234,7 +237,9 @@ def build_scores(
     missing values as None); ``kept`` is aligned with ``run_rows``. A NaN scaling factor
     (an unusable ``scaling.json``) gives no score. ``damaged`` says why the source could
     not be read to its end: then a result with fewer files than the rules require may
-    have lost some, and gets no score rather than a wrong one.
+    have lost some, and gets no score rather than a wrong one. ``unusable``: the (org,
+    system id) whose description is there but could not be used (its own problem says
+    why), so that their results say that, not that it is missing.
     """
     sys_index = {(r["org"], r["system_id"]): r for r in systems}
     positions: dict[tuple[str, str, str], list[int]] = {}
@@ -250,7 +255,12 @@ def build_scores(
         factor = scaling.get((org, system_id, folder), 1.0)
         folder_runs = _FolderRuns([run_rows[p] for p in at], [run_rows[p] for p in counted])
         row, found, kept_of_counted = _score_folder(
-            rules, (org, system_id, folder), sys_index.get((org, system_id)), folder_runs, factor
+            rules,
+            (org, system_id, folder),
+            sys_index.get((org, system_id)),
+            folder_runs,
+            factor,
+            unusable=(org, system_id) in (unusable or ()),
         )
         for i in kept_of_counted:
             kept[counted[i]] = True
@@ -275,9 +285,12 @@ def _score_folder(
     system: Row | None,
     folder_runs: _FolderRuns,
     factor: float,
+    *,
+    unusable: bool = False,
 ) -> tuple[Row, list[ProblemRow], tuple[int, ...]]:
     """One row of ``scores`` for the benchmark folder ``key`` (org, system id, folder),
-    its problems, and which of the counted runs the olympic rule kept."""
+    its problems, and which of the counted runs the olympic rule kept; ``unusable``: its
+    system description is there but could not be used (its own problem says why)."""
     org, system_id, folder = key
     group, counted = folder_runs.runs, folder_runs.counted
     name = benchmark_of_folder(folder)
@@ -286,9 +299,21 @@ def _score_folder(
     result, reason = _olympic(rules, name, group, counted, factor)
     problems = []
     if system is None:
-        reason = reason or f"no system description ({org}/systems/{system_id}.json)"
-        message = f"results without {org}/systems/{system_id}.json"
-        problems.append(problem_row(rules.round_name, where, ProblemKind.MISSING_SYSTEM, message))
+        path = f"{org}/systems/{system_id}.json"
+        said = (
+            f"system description unusable ({path}: see its problem)",
+            f"results whose {path} could not be used",
+        )
+        if not unusable:
+            said = (f"no system description ({path})", f"results without {path}")
+        reason = reason or said[0]
+        problems.append(problem_row(rules.round_name, where, ProblemKind.MISSING_SYSTEM, said[1]))
+    elif not reason and name not in rules.allowed and result.time_to_train_min is not None:
+        # the olympic average of its runs, none of them checked against a benchmark's rules
+        reason = (
+            f"scored unchecked: {folder!r} is not a benchmark of ruleset {rules.ruleset}"
+            f"{did_you_mean(folder, rules.allowed)}"
+        )
     elif not reason and required is not None and 0 < len(group) < required:
         # The official summarizer scores it silently; the score stands, said so.
         reason = (

@@ -21,6 +21,7 @@ from gpuscale.hardware.accelerators import (
     no_accelerator,
     normalise_accelerator,
 )
+from gpuscale.mlperf.mllog import utf16
 from gpuscale.tables import Row, json_depth
 from gpuscale.tables.json_depth import JSON
 
@@ -112,6 +113,11 @@ def _description(data: bytes) -> dict[str, JSON]:
         except (RecursionError, json_depth.TooDeep):
             raise SystemDescriptionError("JSON nested too deeply to read") from None
         except ValueError as exc:
+            if utf16(data):  # the official tool reads UTF-8: it cannot read it either
+                raise SystemDescriptionError(
+                    "UTF-16 text, not the UTF-8 JSON MLCommons' tools read: saved as UTF-8 "
+                    "it would be read"
+                ) from None
             raise SystemDescriptionError(f"not valid JSON ({exc})") from None
     if not isinstance(desc, dict):
         raise SystemDescriptionError(f"JSON is a {type(desc).__name__}, not an object")

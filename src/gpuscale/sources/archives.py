@@ -29,6 +29,7 @@ from gpuscale.sources.entries import (
     SourceError,
     clean_name,
     member_kind,
+    note_unread,
     printable,
     skip_misfit,
 )
@@ -137,6 +138,7 @@ def tar_entry(
     if member.isdir():
         return Entry(path=rel, size=0, read=bytes, is_dir=True) if layout.marked(rel) else None
     if not budget.take(rel, member.size, skipped, where, layout.wanted(rel)):
+        note_unread(rel, layout, skipped)
         return None  # a member not read is skipped by tarfile without holding it
     if member.isreg() and not member.sparse:
         # A plain file's bytes lie in one run: one read, not tarfile's 8 KiB pieces.
@@ -242,6 +244,7 @@ def _iter_zip(
                     yield Entry(path=rel, size=0, read=bytes, is_dir=True)
                 continue
             if not budget.take(rel, info.file_size, skipped, path.name, layout.wanted(rel)):
+                note_unread(rel, layout, skipped)
                 continue
             try:
                 with archive.open(info) as member:  # reads no more than file_size

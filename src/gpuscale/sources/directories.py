@@ -19,6 +19,7 @@ from gpuscale.sources.entries import (
     Skipped,
     clean_name,
     member_kind,
+    note_unread,
     printable,
     skip_misfit,
 )
@@ -74,6 +75,8 @@ def iter_directory(root: Path, reading: Reading) -> Iterator[Entry]:
                 entry = _file_entry(item.path, rel, budget, root.name, skipped)
                 if entry is not None:
                     yield entry
+            elif kind == "file":
+                note_unread(rel, layout, skipped)
         stack.extend(reversed(folders))
 
 

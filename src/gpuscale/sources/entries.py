@@ -57,14 +57,16 @@ class RoundNotSaidError(SourceError, NamedError):
 class Layout:
     """Which members a reader wants: ``wanted(rel)`` for files, ``marked(rel)`` for
     folders to report even when empty, ``misplaced(rel, is_dir)`` a message for a member
-    of the wrong kind (a file where a folder belongs), and ``top`` a leading folder name
-    pattern to strip (``training_results_v4.1``). Functions must be module-level (they
-    may travel to worker processes)."""
+    of the wrong kind (a file where a folder belongs), ``top`` a leading folder name
+    pattern to strip (``training_results_v4.1``) and ``unread(rel)`` a message for a file
+    not wanted whose name says it is one of those read (a run log misnamed or misplaced).
+    Functions must be module-level (they may travel to worker processes)."""
 
     wanted: Callable[[str], bool]
     marked: Callable[[str], bool]
     misplaced: Callable[[str, bool], str | None]
     top: re.Pattern[str] | None = None
+    unread: Callable[[str], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,3 +215,10 @@ def skip_misfit(rel: str, kind: str, layout: Layout, skipped: list[Skipped]) -> 
     if problem:
         skipped.append(Skipped(printable(rel), ProblemKind.NOT_A_FILE, problem))
     return problem is not None
+
+
+def note_unread(rel: str, layout: Layout, skipped: list[Skipped]) -> None:
+    """Adds to ``skipped`` an ``unread log`` note for a file the layout does not read
+    though its name says it is one of those it reads (``layout.unread``)."""
+    if layout.unread is not None and not layout.wanted(rel) and (said := layout.unread(rel)):
+        skipped.append(Skipped(printable(rel), ProblemKind.UNREAD_LOG, said))

@@ -208,6 +208,7 @@ class ProblemKind(Code):
     BAD_SCALING = "bad scaling.json"
     UNSAFE_PATH = "unsafe path"
     NOT_A_FILE = "not a file"
+    UNREAD_LOG = "unread log"  # named like a run log where MLCommons' tools read none
     CORRUPT_ARCHIVE = "corrupt archive"
     UNREADABLE = "unreadable"
     NO_SCORE = "no score"

@@ -283,7 +283,7 @@ def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
 
 # Problems that mean part of the input was not read at all (the others are what the
 # logs that were read say, as in every round: aborted runs, missing fields).
-NOT_READ = ("corrupt archive", "unreadable", "not a file", "unsafe path", "worker")
+NOT_READ = ("corrupt archive", "unreadable", "not a file", "unread log", "unsafe path", "worker")
 # Of those, the ones that leave the round itself not read whole (an archive cut short or
 # damaged, a file the system would not give, a reader that died): a command says what it
 # read, as of that part only, and exits 1. The others skip what the round holds as

@@ -28,9 +28,8 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.network import CLASSES
-from gpuscale.advice.model.priors import read_data
 from gpuscale.advice.model.step import Candidate, Step, step_table
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.types import Finding, FindingKind, read_data
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 INTERVALS_FILE = "advice_intervals.json"

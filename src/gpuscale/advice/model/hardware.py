@@ -21,7 +21,7 @@ from gpuscale.hardware.capacity import BYTES_PER_GIB, AcceleratorMemory, listed_
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.hardware.device_names import Resolved, closest, find, on_link
-from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
+from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_peak, cpu_threads, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
 from gpuscale.tables.codes import Code
@@ -313,8 +313,7 @@ def ceiling(
         names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
         tflops, which, default = float(peak), "/".join(names) or None, None
     elif cpu:
-        n = cpu_threads(threads)
-        tflops = n * CPU_THREAD_TFLOPS[which]
+        n, tflops = cpu_threads(threads), cpu_peak(threads, which)
     else:
         top = fastest(which)
         said = Finding.of(

@@ -92,18 +92,12 @@ class DeviceRecord:
         return None if best is None else best.name
 
 
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
-    name = link_name.strip().lower()
-    return next((d for prefix, d in links.LINK_DEVICE.items() if name.startswith(prefix)), None)
-
-
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
     """The device named, else the one the link ``implied_by`` implies, as the catalogue has
     it; a name of several parts read as the kind of part the link implies where it says one
     (a PCIe card on a PCIe link: ``device_names.on_link``)."""
     if not name and implied_by:
-        name = implied_device(implied_by)
+        name = links.implied_device(implied_by)
     if not name or not name.strip():
         return DeviceRecord(name)
     found = find(name)

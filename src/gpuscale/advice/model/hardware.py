@@ -21,7 +21,7 @@ from gpuscale.hardware.capacity import BYTES_PER_GIB, AcceleratorMemory, listed_
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.hardware.device_names import Resolved, closest, find, on_link
-from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_peak, cpu_threads, peak_of
+from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, Peak, cpu_peak, cpu_threads, fastest, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
 from gpuscale.tables.codes import Code
@@ -172,10 +172,6 @@ def not_own_link(device: DeviceRecord, given: str) -> Finding | None:
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied
 DEVICE_PEAK = Finding.of(FindingKind.CEILING, of="peak")  # the device's own peak
 MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
-
-
-def fastest(precision: str = "bf16") -> Peak:
-    return max((p for _, p in PEAKS), key=lambda p: p.tflops(precision))
 
 
 # The precision a step's matmuls run at, by ``--precision`` (the weights'): mixed precision

@@ -9,9 +9,9 @@ from gpuscale.advice.model.hardware import (
     NO_DEVICE,
     device_power,
     device_record,
-    implied_device,
     rate_warnings,
 )
+from gpuscale.hardware.links import implied_device
 
 
 def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:

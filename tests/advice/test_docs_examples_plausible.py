@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.model.hardware import device_record, implied_device, rate_warnings
+from gpuscale.advice.model.hardware import device_record, rate_warnings
+from gpuscale.hardware.links import implied_device
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import parse_size
 

@@ -207,15 +207,13 @@ class Machine:
         return self.network.counts_up_to(self.max_devices)
 
     @property
-    def network_name(self) -> str:
-        return self.network.name_over(self.device_counts)
-
-    @property
     def pair_name(self) -> str:
         """The network as 2 devices see it (the break-even's): the link they run over where
-        it is not the node's (``Link.on``: a topology's first 2 GPUs' ring), else its name."""
-        pair = self.network.intra.on(2)
-        return self.network_name if pair is self.network.intra else pair.name
+        it is not the node's (``Link.on``: a topology's first 2 GPUs' ring), else its name
+        over the counts searched."""
+        intra = self.network.intra
+        pair = intra.on(2)
+        return self.network.name_over(self.device_counts) if pair is intra else pair.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,8 @@ device, the links and the workload it names resolved then, once (``advice.named`
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import TYPE_CHECKING
 
 from gpuscale.advice.model.hardware import (
@@ -26,7 +24,7 @@ from gpuscale.advice.request_fields import (
     SHAPE_NUMBERS,
     RequestFields,
 )
-from gpuscale.advice.types import Finding
+from gpuscale.advice.types import Finding, read_data
 from gpuscale.hardware.memory import STRATEGIES, state_bytes
 from gpuscale.hardware.transformer import CHECKPOINTING, presets
 from gpuscale.names import (
@@ -131,7 +129,7 @@ class AdviceRequest(RequestFields):
 TYPED = ("params", "flops_per_sample", "power_w", "busbw_gbs")
 PRECISIONS = ("mixed", "fp32")
 # Other tools' names of a strategy, an optimizer or a precision of ours (``data/advice_names.json``)
-_NAMES = json.loads((resources.files("gpuscale") / "data" / "advice_names.json").read_text())
+_NAMES = read_data("advice_names.json")
 OTHER_NAMES: dict[str, str] = _NAMES["strategies"]
 SAME_STATE: dict[str, dict[str, list[str]]] = _NAMES["state"]
 # Fields of a name or a path; names said as the data spells them (``5.0``: ruleset 5.0.0)

@@ -107,10 +107,14 @@ class Measure:
         return whole[:2] if short and self.bench else whole
 
 
+def read_data(name: str) -> dict:
+    """The package data file ``gpuscale/data/<name>``, a JSON object."""
+    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
+
+
 # the findings' templates (``explain`` says them), a kind of finding per key
 # (``transformer_shape``: ``FindingKind.TRANSFORMER_SHAPE``)
-_FINDINGS_FILE = resources.files("gpuscale") / "data" / "advice_findings.json"
-FINDINGS: dict[str, dict] = json.loads(_FINDINGS_FILE.read_text(encoding="utf-8"))
+FINDINGS: dict[str, dict] = read_data("advice_findings.json")
 FindingKind = Code(
     "FindingKind",
     [(kind.upper(), kind) for kind in FINDINGS if not kind.startswith("_")],

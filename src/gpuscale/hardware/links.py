@@ -216,6 +216,12 @@ LINK_DEVICE = {
 CARD_LINKS = ("pcie", "nvlink3-bridge")
 
 
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
+    name = link_name.strip().lower()
+    return next((d for prefix, d in LINK_DEVICE.items() if name.startswith(prefix)), None)
+
+
 def implies_card(link_name: str) -> bool | None:
     """Whether a link preset's name (``pcie-phb``, ``nvlink4 (detected)``) says its GPUs are
     PCIe cards (True) or boards on their fabric (NVLink, xGMI: False); None for a network

@@ -59,6 +59,11 @@ def peak_of(part: Device) -> Peak:
 PEAKS: tuple[tuple[str, Peak], ...] = tuple((d.name, peak_of(d)) for d in devices())
 
 
+def fastest(precision: str = "bf16") -> Peak:
+    """The catalogue's highest peak at ``precision``."""
+    return max((p for _, p in PEAKS), key=lambda p: p.tflops(precision))
+
+
 def peak_for(device_name: str | None) -> Peak | None:
     """The peak of a device by its name (``torch.cuda.get_device_name``, or as typed),
     None when the catalogue does not know it (CPUs included: no MFU is claimed there)."""

@@ -18,10 +18,10 @@ from gpuscale.advice.calibrate.memory import memory_check
 from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import BenchHost, Calibration
 from gpuscale.advice.model.convergence import resolved
-from gpuscale.advice.model.hardware import checked, implied_device
+from gpuscale.advice.model.hardware import checked
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind
-from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.links import PRESETS, implied_device
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology

@@ -4,11 +4,9 @@ named in docs/schemas.md)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from enum import Enum
-from importlib import resources
 from typing import TypeAlias, TypeVar
 
 import pandas as pd
@@ -26,13 +24,13 @@ from gpuscale.advice.explain.phrasebook import (
     said,
     sentence,
 )
-from gpuscale.advice.types import Finding, FindingKind, Measure, maybe
+from gpuscale.advice.types import Finding, FindingKind, Measure, maybe, read_data
 from gpuscale.hardware.memory import STRATEGIES, MemoryCheck
 from gpuscale.tables.json_depth import JSON
 
 # The document and each record field by field, but where ``data/advice_json.json`` names the
 # record and the key (its "about" says how)
-_KEYS = json.loads((resources.files("gpuscale") / "data" / "advice_json.json").read_text())
+_KEYS = read_data("advice_json.json")
 JSON_KEYS, DISAGREEMENT = _KEYS["records"], _KEYS["disagreement"]
 SHAPE, TOPOLOGY = _KEYS["shape"], _KEYS["topology"]  # each: words_only, renamed (``_laid``)
 UNSET_LEFT_OUT = _KEYS["unset_left_out"]

@@ -18,13 +18,11 @@ advice's words are being made. A command to paste (in backticks) is the shell's 
 
 from __future__ import annotations
 
-import json
 import math
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import resources
 from itertools import groupby
 from numbers import Real
 from string import Formatter
@@ -32,7 +30,7 @@ from string import Formatter
 import pandas as pd
 
 from gpuscale.advice.request_fields import RequestFields
-from gpuscale.advice.types import FINDINGS, Finding, Measure, Reading, Value, maybe
+from gpuscale.advice.types import FINDINGS, Finding, Measure, Reading, Value, maybe, read_data
 from gpuscale.quantities import (
     article,
     counted,
@@ -57,7 +55,7 @@ from gpuscale.tables.refusals import SPELLING, as_keywords, as_options, given_as
 from gpuscale.tables.request_text import option_names
 
 PHRASES_FILE = "advice_phrases.json"
-_BOOK = json.loads((resources.files("gpuscale") / "data" / PHRASES_FILE).read_text("utf-8"))
+_BOOK = read_data(PHRASES_FILE)
 PHRASES: dict[str, str | dict] = _BOOK["phrases"]  # the fragments every template shares
 TERMS: dict[str, dict[str, str]] = _BOOK["terms"]
 TABLE: dict = _BOOK["table"]  # the terminal's columns, what it drops first, the formats

@@ -21,7 +21,7 @@ from gpuscale.hardware.capacity import BYTES_PER_GIB, AcceleratorMemory, listed_
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.ceilings import above_ceiling
 from gpuscale.hardware.device_names import Resolved, closest, find, on_link
-from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, PEAKS, Peak, cpu_threads, peak_of
+from gpuscale.hardware.peaks import CPU_THREAD_TFLOPS, Peak, cpu_peak, cpu_threads, fastest, peak_of
 from gpuscale.hardware.power import PerBatch, WholeJob, watts_at, whole_job_w
 from gpuscale.plausibility import mfu_above_peak, under_floor
 from gpuscale.tables.codes import Code
@@ -92,18 +92,12 @@ class DeviceRecord:
         return None if best is None else best.name
 
 
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies (``nvlink4 (detected)``: H100 SXM), else None."""
-    name = link_name.strip().lower()
-    return next((d for prefix, d in links.LINK_DEVICE.items() if name.startswith(prefix)), None)
-
-
 def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
     """The device named, else the one the link ``implied_by`` implies, as the catalogue has
     it; a name of several parts read as the kind of part the link implies where it says one
     (a PCIe card on a PCIe link: ``device_names.on_link``)."""
     if not name and implied_by:
-        name = implied_device(implied_by)
+        name = links.implied_device(implied_by)
     if not name or not name.strip():
         return DeviceRecord(name)
     found = find(name)
@@ -178,10 +172,6 @@ def not_own_link(device: DeviceRecord, given: str) -> Finding | None:
 NO_DEVICE = DeviceRecord()  # none named, recorded or implied
 DEVICE_PEAK = Finding.of(FindingKind.CEILING, of="peak")  # the device's own peak
 MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
-
-
-def fastest(precision: str = "bf16") -> Peak:
-    return max((p for _, p in PEAKS), key=lambda p: p.tflops(precision))
 
 
 # The precision a step's matmuls run at, by ``--precision`` (the weights'): mixed precision
@@ -313,8 +303,7 @@ def ceiling(
         names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
         tflops, which, default = float(peak), "/".join(names) or None, None
     elif cpu:
-        n = cpu_threads(threads)
-        tflops = n * CPU_THREAD_TFLOPS[which]
+        n, tflops = cpu_threads(threads), cpu_peak(threads, which)
     else:
         top = fastest(which)
         said = Finding.of(

@@ -4,17 +4,10 @@ model cannot import ``explain``) and the step's 80% interval at N > 1 (``StepErr
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from importlib import resources
 
-from gpuscale.advice.types import Finding, FindingKind
-
-
-def read_data(name: str) -> dict:
-    return json.loads((resources.files("gpuscale") / "data" / name).read_text("utf-8"))
-
+from gpuscale.advice.types import Finding, FindingKind, read_data
 
 _BOOK = read_data("advice_phrases.json")
 MODEL_PHRASES: dict[str, str] = _BOOK["model"]
@@ -49,9 +42,10 @@ class SourcedPrior:
         return value
 
 
+_PRIORS = read_data("advice_priors.json")["priors"]
 PRIORS: dict[str, SourcedPrior] = {
     name: SourcedPrior(**{k: entry[k] for k in SourcedPrior.__slots__ if k in entry})
-    for name, entry in read_data("advice_priors.json")["priors"].items()
+    for name, entry in _PRIORS.items()
 }
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
@@ -78,9 +72,7 @@ REFERENCE_PCIE_DEVICE = "H100 PCIe 80GB"  # its PCIe board: the memory check's o
 
 # The overlap assumed where nothing measured it, by the link class a count's gradients take:
 # half through host memory (no P2P), else all (``data/advice_priors.json`` overlap).
-OVERLAP_BY_CLASS: dict[str, float] = read_data("advice_priors.json")["priors"]["overlap"][
-    "by_link_class"
-]
+OVERLAP_BY_CLASS: dict[str, float] = _PRIORS["overlap"]["by_link_class"]
 
 
 def assumed_overlap(link: str | None) -> float:

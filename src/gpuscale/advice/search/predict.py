@@ -28,9 +28,9 @@ import pandas as pd
 
 from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.model.network import CLASSES
-from gpuscale.advice.model.priors import read_data
 from gpuscale.advice.model.step import Candidate, Step, step_table
-from gpuscale.advice.types import Finding, FindingKind
+from gpuscale.advice.types import Finding, FindingKind, read_data
+from gpuscale.tables import measures
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 INTERVALS_FILE = "advice_intervals.json"
@@ -197,15 +197,16 @@ def predicted(
             for n, ((step, *_), times_ms, samples) in best.items()
         ]
     )
-    first = frame.iloc[0]
-    ideal = frame["accelerators"] / first["accelerators"]  # linear
-    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
-    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
-    frame["throughput_efficiency"] = frame["samples_per_s"] / first["samples_per_s"] / ideal
+    first, devices = frame.iloc[0], frame["accelerators"]
+    reference = first["accelerators"]  # the smallest count searched
+    ideal = devices / reference  # linear
+    frame["speedup"] = measures.speedup(first["time_to_train_min"], frame["time_to_train_min"])
+    frame["efficiency"] = measures.efficiency(frame["speedup"], devices)
+    rate = measures.rate_speedup(frame["samples_per_s"], first["samples_per_s"])
+    frame["throughput_efficiency"] = measures.normalized_efficiency(rate, devices, reference)
     frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
-    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
-    price = cal.search.price_per_device_hour
-    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    frame["accelerator_hours"] = measures.accelerator_hours(devices, frame["time_to_train_min"])
+    frame["cost"] = measures.cost(frame["accelerator_hours"], cal.search.price_per_device_hour)
     # a device's power follows its batch: each count is charged its own per-device batch's
     counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
     watts = np.array([cal.machine.power.total_w(n, b) for n, b in counts], float)  # None: NaN

@@ -5,6 +5,9 @@ The devices a node holds are the rows' (runs across nodes), else the question's 
 
 from __future__ import annotations
 
+import re
+import shlex
+from itertools import pairwise
 from pathlib import Path
 
 import gpuscale
@@ -18,16 +21,33 @@ from gpuscale.bench.support import support
 from ..builders import bench_record, write_jsonl
 
 
+def _commands(said: str) -> list[list[str]]:
+    """The shell commands a sentence gives (each between backticks), as argument lists."""
+    return [shlex.split(command) for command in re.findall(r"`([^`]+)`", said)]
+
+
+def _options(argv: list[str]) -> dict[str, str]:
+    """An argument list's ``--option value`` pairs."""
+    return {a: b for a, b in pairwise(argv) if a.startswith("--")}
+
+
 def test_a_count_beyond_a_node_is_one_command_on_each_node() -> None:
     said = across_nodes("gpuscale bench --models tf-7m", " --steps 60", 16, 8)
-    assert said == (
-        "`gpuscale bench --models tf-7m --nproc 8 --steps 60 --nnodes 2 --node-rank R "
-        "--rdzv-endpoint HOST:PORT` on each of 2 nodes (R: 0 on the node at HOST, 1 on the "
-        "other), "
-        "or under Slurm `srun --nodes=2 --ntasks-per-node=1 gpuscale bench --models tf-7m "
-        "--nproc 8 --steps 60`"
-    )
-    assert "1 to 3 on the others)" in across_nodes("gpuscale bench", "", 32, 8)  # 4 nodes
+    each_node, slurm = _commands(said)
+    assert each_node[:4] == ["gpuscale", "bench", "--models", "tf-7m"]
+    assert _options(each_node) == {
+        "--models": "tf-7m",
+        "--nproc": "8",
+        "--steps": "60",
+        "--nnodes": "2",
+        "--node-rank": "R",
+        "--rdzv-endpoint": "HOST:PORT",
+    }
+    # srun sets the node rank and rendezvous itself: the same command, nodes from Slurm
+    assert slurm[:3] == ["srun", "--nodes=2", "--ntasks-per-node=1"]
+    assert slurm[3:] == each_node[:-6]
+    four = _options(_commands(across_nodes("gpuscale bench", "", 32, 8))[0])
+    assert (four["--nproc"], four["--nnodes"]) == ("8", "4")
     assert across_nodes("gpuscale bench", "", 8, 8) is None  # one node holds it
     assert across_nodes("gpuscale bench", "", 12, 8) is not None  # 2 nodes of 6
     assert across_nodes("gpuscale bench", "", 9, 8) is None  # 9 do not split over 2
@@ -35,15 +55,12 @@ def test_a_count_beyond_a_node_is_one_command_on_each_node() -> None:
 
 def test_the_bench_run_splits_its_counts_by_node() -> None:
     run = BenchRun("tf-7m", (1, 2, 4, 8, 16), more="--steps 60", per_node=8)
-    within, _, across = run.command().partition(", then ")
-    assert within == "`gpuscale bench --models tf-7m --nproc 1,2,4,8 --steps 60`"
-    assert across == across_nodes("gpuscale bench --models tf-7m", " --steps 60", 16, 8)
-    # no nodes known: one command, as before
-    plain = BenchRun("tf-7m", (1, 16), more="--steps 60", host_devices=8).command()
-    assert plain == (
-        "`gpuscale bench --models tf-7m --nproc 1,16 --steps 60` on a host of 16 or more "
-        "devices, where the bench's had 8"
-    )
+    within, *across = _commands(run.command())
+    assert _options(within) == {"--models": "tf-7m", "--nproc": "1,2,4,8", "--steps": "60"}
+    assert across == _commands(across_nodes("gpuscale bench --models tf-7m", " --steps 60", 16, 8))
+    # no nodes known: one command, as before (the host note says where it runs)
+    (plain,) = _commands(BenchRun("tf-7m", (1, 16), more="--steps 60", host_devices=8).command())
+    assert _options(plain) == {"--models": "tf-7m", "--nproc": "1,16", "--steps": "60"}
 
 
 def _multi_node_file(folder: Path) -> Path:
@@ -71,18 +88,17 @@ def test_the_runs_devices_per_node_are_read_from_their_nodes(tmp_path: Path) -> 
 def test_measure_first_on_runs_across_nodes_launches_them_across_nodes(tmp_path: Path) -> None:
     path = _multi_node_file(tmp_path)
     advice = gpuscale.advise(bench=path, model="mlp-4m", nodes=2, gpus_per_node=2)
-    settle = advice.decision.settle
-    head = f"gpuscale bench --models mlp-4m --batch 8 --backend gloo --threads 1 --out {path}"
-    assert f"`{head} --nproc 1,2 --steps 110`, then " in settle
-    assert across_nodes(head, " --steps 110", 4, 2) in settle
-    assert "--nproc 1,2,4" not in settle  # 4 devices on one node of 2: no such run
+    one_node, each_node, slurm = _commands(advice.decision.settle)
+    assert _options(one_node)["--out"] == str(path)
+    assert (_options(one_node)["--nproc"], _options(one_node)["--steps"]) == ("1,2", "110")
+    # 4 devices: 2 on each of 2 nodes, never 4 processes on one node of 2
+    assert _options(each_node)["--nproc"] == "2" and _options(each_node)["--nnodes"] == "2"
+    assert slurm[:2] == ["srun", "--nodes=2"] and _options(slurm)["--steps"] == "110"
 
 
 def test_a_wide_interval_at_a_count_beyond_a_node_measures_it_across_nodes() -> None:
     across = across_nodes("gpuscale bench", " --steps 30", 16, 8)
     said = {"width": 2.0, "devices": 16, "host": "", "again": "", "across": across}
-    line = sentence("not_firm", firm=30, **said)
-    assert (
-        f"measure 16 devices first (`gpuscale bench --nproc 1 --steps 30`, then {across})" in line
-    )
-    assert "--nproc 1,16" not in line
+    first, *rest = _commands(sentence("not_firm", firm=30, **said))
+    assert _options(first) == {"--nproc": "1", "--steps": "30"}  # N = 1, then 16 over 2 nodes
+    assert rest == _commands(across)

@@ -230,7 +230,7 @@ def logs_round_said(found: LogsRound, example: str) -> str:
             why = f"they hold no run_start date, and only {found.round}'s rules have {named}"
         return f"; its logs say {found.round}: {why}; give it: {ref('round_name', found.round)}"
     if not found.logs:
-        why = "it holds no result log"
+        why = "it holds no result log at <org>/results/<system>/<benchmark>/result_*.txt"
     elif not found.results and not found.benchmarks:
         why = "they hold no run_start date and name no benchmark of any round's rules"
     elif not found.results and not found.fits:

@@ -176,3 +176,39 @@ def test_result_files_under_a_misspelt_results_folder_are_named(tmp_path) -> Non
     ]
     assert all("outside <org>/results/<system>/<benchmark>/" in p for p in said)
     assert tables.scores.empty
+
+
+def _cut_logs(count: int) -> RoundBuilder:
+    """Misn's BERT result with ``count`` of its ten logs cut short (no run_stop line)."""
+    rb = RoundBuilder().system("Misn", "m1").runs("Misn", "m1", "bert", TEN)
+    for i in range(count):
+        start = 1_000_000 + i * 60_000  # the run's own start, as RoundBuilder gives it
+        cut = result_log(benchmark="bert", minutes=TEN[i], seed=i, start_ms=start, run_stop=False)
+        rb.raw(f"{FOLDER}/result_{i}.txt", cut)
+    return rb
+
+
+def test_a_users_folders_damaged_logs_are_each_named_an_official_rounds_counted(
+    tmp_path, golden
+) -> None:
+    """A truncated log was named only in the problems table, the note counting kinds
+    (``missing run_stop 7``): a user's folder names the first five files on stderr and
+    how many more; an official round's note (many such logs) stays a count."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    root = _cut_logs(7).write_dir(tmp_path).rename(tmp_path / "mine")
+    tables = read_round(root, "v4.1")
+    cut = tables.problems[tables.problems["kind"] == "missing run_stop"]
+    assert sorted(cut["path"]) == [f"{FOLDER}/result_{i}.txt" for i in range(7)]
+    result = CliRunner().invoke(app, ["scores", str(root), "--round", "v4.1", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    (line,) = [n for n in result.stderr.splitlines() if "damaged run logs" in n]
+    assert line.count(f"{FOLDER}/result_") == 5 and line.endswith(
+        "and 2 more (each in problems.csv, as above)"
+    )
+    golden.check("mlperf/reading_notes", "a user's folder with seven cut logs", line)
+    official = [n for n in reading_notes(tables.problems) if "damaged" in n]
+    assert official == []  # read as the round v4.1 itself: counted only
+    assert "missing run_stop 7" in reading_notes(tables.problems)[0]

@@ -25,8 +25,9 @@ from gpuscale.mlperf.layout import MLPERF_LAYOUT, round_name_to_read
 from gpuscale.mlperf.no_results import NoResultsError, no_results, refused_path
 from gpuscale.mlperf.parse import parse_entry, task_for
 from gpuscale.mlperf.power import add_energy, copied_logs, result_scopes
-from gpuscale.mlperf.round_hints import GIVEN, other_round
+from gpuscale.mlperf.round_hints import GIVEN, logs_round, logs_round_said, other_round
 from gpuscale.mlperf.rules import ruleset_for
+from gpuscale.mlperf.runlog import read_run_log
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.quantities import counted
 from gpuscale.sizes import number_or_none
@@ -35,6 +36,7 @@ from gpuscale.sources import (
     MAX_ROUND_BYTES,
     Budget,
     Entry,
+    RoundNotSaidError,
     Skipped,
     SourceError,
     is_archive,
@@ -128,7 +130,30 @@ def round_to_read(path: Path, round_name: str | None) -> str:
     except (SourceError, ValueError) as exc:
         if (better := refused_path(path)) is not None:  # what the path is, what to give
             raise better from exc
+        if isinstance(exc, RoundNotSaidError):  # what its logs say of the round, said
+            found = logs_round(_logged_runs(path))
+            said = logs_round_said(found, exc.example)
+            raise RoundNotSaidError(path, exc.example, said, found) from None
         raise
+
+
+def _logged_runs(path: Path) -> list[dict[str, object]]:
+    """Each result log's row as :func:`logs_round` takes it (its folders' org, system and
+    benchmark; the benchmark and ``run_start`` it logs), of a path whose name says no
+    round: read only to say which round its logs are (a file that cannot be read is
+    left out, as the read proper reports it)."""
+    rows: list[dict[str, object]] = []
+    for entry in iter_source(path, MLPERF_LAYOUT, [], Budget()):
+        task = task_for(entry, "")
+        try:
+            log = read_run_log(entry.read()) if task and task[0] == "run" else None
+        except OSError:  # unreadable: the read proper says so
+            continue
+        if log is not None:
+            org, _, system, benchmark, _ = entry.path.split("/")
+            run = {"org": org, "system_id": system, "benchmark": benchmark}
+            rows.append({**run, "log_benchmark": log.benchmark, "run_start_ms": log.run_start_ms})
+    return rows
 
 
 def _read_entries(

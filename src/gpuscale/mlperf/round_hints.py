@@ -27,10 +27,12 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, ruleset_of
 from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.commands import quoted_path
+from gpuscale.tables.refusals import ref
 from gpuscale.tables.workloads import PUBLISHED, round_key
 
 
@@ -52,12 +54,18 @@ def _allowed(round_name: str) -> set[str]:
     return set(benchmarks_of(ruleset_of(round_name)))
 
 
+# MLPerf began in 2018 (its first training results, v0.5, were published that December):
+# a run logged as starting earlier (1970: a clock never set) is dated by no real clock.
+MLPERF_BEGAN_MS = dt.datetime(2018, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000.0
+
+
 def result_starts(runs: Iterable[Mapping[str, object]]) -> list[float]:
-    """Each result's median run start (ms), of the runs that logged one."""
+    """Each result's median run start (ms), of the runs that logged one since MLPerf
+    began (``MLPERF_BEGAN_MS``)."""
     starts: dict[tuple[object, object, object], list[float]] = {}
     for run in runs:
         t = run.get("run_start_ms")
-        if isinstance(t, int | float) and t == t and t > 0:
+        if isinstance(t, int | float) and t == t and t >= MLPERF_BEGAN_MS:
             key = (run.get("org"), run.get("system_id"), run.get("benchmark"))
             starts.setdefault(key, []).append(float(t))
     return [statistics.median(v) for v in starts.values()]
@@ -77,6 +85,24 @@ def _rounds_said(rounds: list[str]) -> str:
     return joined(rounds, "or")
 
 
+def _named(runs: Iterable[Mapping[str, object]]) -> set[str]:
+    """The benchmarks the runs' logs name (``submission_benchmark``) that some round's
+    rules have: a name no round has says nothing of the round."""
+    some_round = set().union(*(_allowed(r) for r in _rounds()))
+    return {str(r["log_benchmark"]) for r in runs if r.get("log_benchmark")} & some_round
+
+
+def _fitting(named: set[str], last: float | None) -> list[str]:
+    """The rounds, oldest first, whose rules have every benchmark ``named`` and that were
+    not published before ``last`` (the latest result's start, ms; None: no date)."""
+    fits = [
+        r
+        for r in _rounds()
+        if named <= _allowed(r) and (last is None or (_end_ms(r) or float("inf")) > last)
+    ]
+    return sorted(fits, key=round_key)
+
+
 GIVEN = "the round given"  # how a round was named: by the caller (else "its name")
 
 
@@ -88,9 +114,7 @@ def other_round(
     None when nothing in them contradicts it. ``runs``: rows of the runs table (``org``,
     ``system_id``, ``benchmark``, ``log_benchmark``, ``run_start_ms``)."""
     runs = list(runs)
-    known = _rounds()
-    some_round = set().union(*(_allowed(r) for r in known))
-    logged = {str(r["log_benchmark"]) for r in runs if r.get("log_benchmark")} & some_round
+    logged = _named(runs)
     starts = result_starts(runs)
     reasons = []
     allowed = _allowed(round_name)
@@ -114,15 +138,7 @@ def other_round(
         )
     if not reasons:
         return None
-    last = max(starts, default=None)
-    fits = [
-        r
-        for r in known
-        if logged <= _allowed(r)
-        and (last is None or (_end_ms(r) or float("inf")) > last)
-        and r != round_name
-    ]
-    fits.sort(key=round_key)
+    fits = [r for r in _fitting(logged, max(starts, default=None)) if r != round_name]
     said = "its logs fit no one round (its benchmarks and dates are of different rounds)"
     if fits:
         said = f"its logs say {_rounds_said(fits)}"
@@ -139,3 +155,91 @@ def other_round(
         f"{'; '.join(reasons)}. Its scores are {round_name}'s rules applied to another "
         f"round's logs; {give}"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LogsRound:
+    """What a path's logs say of their round, where its name says none (the evidence a
+    refusal gives; :func:`logs_round_said` says it). ``logs``: the result logs read;
+    ``results``: those with a logged ``run_start`` (one per system and benchmark, its runs'
+    median start); ``first_day``/``last_day``: the earliest and latest of those starts
+    (UTC, ISO); ``benchmarks``: the ``submission_benchmark`` names some round's rules have;
+    ``fits``: the rounds, oldest first, whose rules have every one of them and that were not
+    published before the latest start; ``round``: the round the logs point to, the first
+    of ``fits`` where the logs are dated (a result cannot be part of a round published
+    before it ran, and the first round after it is the one it was run for: so in every
+    bundled round, ``tests/mlperf/test_logs_round.py``), the one fit where they are not;
+    None where they point to none (no fit, or several and no date). A pointer, never the
+    round read: the caller still names it."""
+
+    logs: int
+    results: int
+    first_day: str | None
+    last_day: str | None
+    benchmarks: tuple[str, ...]
+    fits: tuple[str, ...]
+    round: str | None
+
+
+def logs_round(runs: Iterable[Mapping[str, object]]) -> LogsRound:
+    """The :class:`LogsRound` of runs (rows as :func:`other_round` takes them), of every
+    log read, dated or not."""
+    runs = list(runs)
+    named = _named(runs)
+    starts = result_starts(runs)
+    fits = _fitting(named, max(starts, default=None))
+    pointed = fits[0] if fits and (starts or len(fits) == 1) else None
+    if not starts and not named:  # nothing in the logs bounds the round
+        fits, pointed = [], None
+    return LogsRound(
+        logs=len(runs),
+        results=len(starts),
+        first_day=_day(min(starts)) if starts else None,
+        last_day=_day(max(starts)) if starts else None,
+        benchmarks=tuple(sorted(named)),
+        fits=tuple(fits),
+        round=pointed,
+    )
+
+
+def _published_said(round_name: str) -> str:
+    day = PUBLISHED.get(round_name)
+    return f"published {day.isoformat()}" if day else "not yet published"
+
+
+def logs_round_said(found: LogsRound, example: str) -> str:
+    """``found`` in words, to follow "cannot tell the round from the name": the round its
+    logs point to and why, with the option that gives it (``; its logs say v4.1: ...; give
+    it: --round v4.1``); where they point to none, why not, and ``example`` as the round to
+    give (`` nor from its logs: ...; give it, e.g. --round v5.0``)."""
+    n = len(found.benchmarks)
+    named = f"{agreeing(n, 'its benchmark', 'its benchmarks')} ({joined(found.benchmarks)})"
+    them = agreeing(found.results, "it", "them")
+    ran = f"its {counted(found.results, 'result')} ran on {found.first_day}"
+    if found.first_day != found.last_day:
+        ran = (
+            f"its {counted(found.results, 'result')} ran from {found.first_day} to {found.last_day}"
+        )
+    if found.round:
+        after = f"{found.round} ({_published_said(found.round)}) is the first round after {them}"
+        if found.results and found.benchmarks:
+            why = f"{ran}, and {after} whose rules have {named}"
+        elif found.results:
+            why = f"{ran}, and {after}"
+        else:
+            why = f"they hold no run_start date, and only {found.round}'s rules have {named}"
+        return f"; its logs say {found.round}: {why}; give it: {ref('round_name', found.round)}"
+    if not found.logs:
+        why = "it holds no result log at <org>/results/<system>/<benchmark>/result_*.txt"
+    elif not found.results and not found.benchmarks:
+        why = "they hold no run_start date and name no benchmark of any round's rules"
+    elif not found.results and not found.fits:
+        why = f"they hold no run_start date, and no one round's rules have {named}"
+    elif not found.results:  # several rounds fit, undated
+        rules = f"the rules of {_rounds_said(list(found.fits))}"
+        why = f"they hold no run_start date, and {named} {agreeing(n, 'is', 'are')} in {rules}"
+    elif found.benchmarks:
+        why = f"{ran}, and no round published after {them} has {named} in its rules"
+    else:
+        why = f"{ran}, after every round with rules gpuscale knows was published"
+    return f" nor from its logs: {why}; give it, e.g. {ref('round_name', example)}"

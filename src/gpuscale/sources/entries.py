@@ -43,14 +43,20 @@ class RoundNotSaidError(SourceError, NamedError):
     """A path whose name says no round, told to give it: its sentence names the field
     (:func:`gpuscale.tables.requests.ref`), ``round_name='v5.0'`` from Python and the
     option (``--round v5.0``) on the command line, ``example`` the round given (the
-    reader's choice: the newest it ships)."""
+    reader's choice: the newest it ships). ``said``: what its logs say of the round, to
+    follow the name's clause, naming the field the same way (the reader of the logs says
+    it; without: ``example`` as the round to give); ``evidence`` the record it renders."""
 
-    def __init__(self, path: str | os.PathLike[str], example: str) -> None:
-        NamedError.__init__(
-            self,
-            f"{quoted_path(path)}: cannot tell the round from the name; give it, e.g. "
-            f"{ref('round_name', example)}",
-        )
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        example: str,
+        said: str | None = None,
+        evidence: object = None,
+    ) -> None:
+        said = said or f"; give it, e.g. {ref('round_name', example)}"
+        NamedError.__init__(self, f"{quoted_path(path)}: cannot tell the round from the name{said}")
+        self.path, self.example, self.evidence = path, example, evidence
 
 
 @dataclass(frozen=True, slots=True)

@@ -291,6 +291,39 @@ NOT_READ = ("corrupt archive", "unreadable", "not a file", "unread log", "unsafe
 NOT_WHOLE = ("corrupt archive", "unreadable", "worker")
 
 
+# Problems of a run log whose text is damaged (cut short, unparsable, not text, times that
+# cannot be true or that contradict its folder), counted or not: a user's own folder names
+# each file (up to ``DAMAGED_NAMED``), an official round, which has many, only counts them.
+DAMAGED_LOG = (
+    "missing run_stop",
+    "missing run_start",
+    "parse error",
+    "not text",
+    "impossible value",
+    "inconsistent log",
+)
+DAMAGED_NAMED = 5
+
+
+def _damaged_logs(round_name: str, rows: pd.DataFrame) -> list[str]:
+    """The line naming a user's folder's damaged run logs (``<org>/results/<system>/
+    <benchmark>/<file>``, each with its kind; after ``DAMAGED_NAMED``, how many more);
+    none for an official round (not a user's folder label) or where there are none."""
+    if own_folder(round_name) is None:
+        return []
+    parts = rows["path"].astype(str).str.split("/")
+    is_log = (parts.str.len() == 5) & (parts.str[1] == "results")
+    damaged = rows[rows["kind"].isin(DAMAGED_LOG) & is_log]
+    if damaged.empty:
+        return []
+    named = [f"{p} ({k})" for p, k in zip(damaged["path"], damaged["kind"], strict=True)]
+    said = ", ".join(named[:DAMAGED_NAMED])
+    if len(named) > DAMAGED_NAMED:
+        said += f" and {len(named) - DAMAGED_NAMED:,} more (each in problems.csv, as above)"
+    noun = "damaged run log" if len(named) == 1 else "damaged run logs"
+    return [f"{round_name}: {noun}: {said}"]
+
+
 def not_whole(problems: pd.DataFrame) -> list[str]:
     """The rounds of ``problems`` not read whole (:data:`NOT_WHOLE`), by name."""
     return sorted(problems.loc[problems["kind"].isin(NOT_WHOLE), "round"].astype(str).unique())
@@ -371,6 +404,7 @@ def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None =
             f"{round_name}: {counted(len(rows), 'problem')} reading it ({kinds}); {ingest}"
         )
         lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]
+        lines += _damaged_logs(str(round_name), rows)
         unread = rows[rows["kind"].isin(NOT_READ)]
         for kind, group in unread.groupby("kind", sort=False):
             lines += [

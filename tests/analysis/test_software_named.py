@@ -17,7 +17,7 @@ from gpuscale.analysis.software import (
     with_framework,
 )
 from gpuscale.analysis.terminal import software_sentences
-from gpuscale.analysis.trends import largest_change, trends, trends_headline
+from gpuscale.analysis.trends import change_at_a_count, largest_change, trends, trends_headline
 from gpuscale.mlperf import read_round
 from gpuscale.tables import SCALING_COLUMNS
 
@@ -79,7 +79,8 @@ def test_the_largest_bert_change_v41_to_v50_is_one_systems_software() -> None:
 
 def test_no_change_stated_where_the_common_counts_differ_though_one_count_repeats() -> None:
     # GPT-3 on H100-SXM5-80GB: 512 and 10,752 accelerators in both v3.1 and v4.0, but the
-    # most common count is 10,752 in v3.1 and 512 in v4.0, so no pair compares
+    # most common count is 10,752 in v3.1 and 512 in v4.0, so no pair compares at it; the
+    # headline says so and gives the change at a count both ran
     v31, v40 = load_round("v3.1"), load_round("v4.0")
     scores = pd.concat([v31.scores, v40.scores], ignore_index=True)
     h100 = scores[
@@ -94,8 +95,16 @@ def test_no_change_stated_where_the_common_counts_differ_though_one_count_repeat
     assert list(rows["common_accelerators"]) == [10752, 512]
     assert largest_change(frame) is None
     (line,) = trends_headline(frame)
-    assert "most common accelerator count" in line
-    assert "ran one accelerator count" not in line
+    assert line.startswith("largest change at a family's most common count: none (")
+    assert "H100-SXM5-80GB 10,752 in v3.1 -> 512 in v4.0" in line
+    # the change said is at a count both rounds ran, and says so
+    near = change_at_a_count(frame)
+    assert near.accelerators in both and near.rounds == ("v3.1", "v4.0")
+    at = h100[h100["accelerators"] == near.accelerators].groupby("round")["time_to_train_min"]
+    assert near.times_min == (at.min()["v3.1"], at.min()["v4.0"])
+    assert (
+        f"at a count a family ran in both rounds: GPT-3 175B on {near.accelerator_family}" in line
+    )
 
 
 @pytest.mark.shared

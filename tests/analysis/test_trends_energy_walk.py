@@ -93,6 +93,38 @@ def test_a_trend_of_one_round_says_why_no_change(golden: Golden) -> None:
     assert "one round" not in two.stdout
 
 
+def test_rounds_whose_common_counts_differ_say_why_and_the_change_at_a_count_both_ran(
+    golden: Golden,
+) -> None:
+    """v3.0 and v5.0 BERT: H100-SXM5-80GB, the one family in both, ran mostly 8 in v3.0 and
+    64 (its one system) in v5.0, so no change is at a common count; it ran 64 in both, and
+    the headline gives that change (it said "none to state")."""
+    import gpuscale
+    from gpuscale.analysis.trends import change_at_a_count, largest_change, unpaired
+
+    scores = pd.concat([gpuscale.load_round(r).scores for r in ("v3.0", "v5.0")])
+    frame = trends(scores, ["bert"])
+    assert largest_change(frame) is None
+    assert unpaired(frame) == [("H100-SXM5-80GB", 8, "v3.0", 64, "v5.0")]
+    near = change_at_a_count(frame)
+    # the data: the family's fastest closed, first-published BERT result at 64 in each round
+    h100 = scores[
+        (scores["workload"] == "bert")
+        & (scores["accelerator_family"] == "H100-SXM5-80GB")
+        & (scores["division"] == "closed")
+        & (scores["accelerators"] == 64)
+        & ~is_republished(scores)
+    ]
+    best = h100.groupby("round")["time_to_train_min"].min()
+    assert (near.accelerators, near.rounds) == (64, ("v3.0", "v5.0"))
+    assert near.times_min == (best["v3.0"], best["v5.0"])
+    said = _run("trends", "--round", "v3.0,v5.0", "-b", "bert")
+    assert said.exit_code == 0, said.output
+    headline = said.stdout.splitlines()[0]
+    assert "none to state" not in headline and "at 64 accelerators" in headline
+    golden.check(VIEW, "trends --round v3.0,v5.0 -b bert: headline", headline)
+
+
 def test_no_time_ratio_across_another_quality_target(golden: Golden) -> None:
     """BERT's target was 0.712 in v0.7 and 0.720 from v1.0: 8 accelerators in both rounds
     gave "(0.800x the time at 8 from v0.7 to v3.0)", a time to another target."""

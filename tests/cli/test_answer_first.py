@@ -137,8 +137,13 @@ def test_analyze_explain_shows_each_systems_interval_the_answer_points_to() -> N
     (4.90-5.46, as every interval the package prints), beside each system's time."""
     explained = _run([*BERT, "--explain"], width=200)
     systems = _document(BERT)["rounds"][0]["systems"]
-    header = next(line for line in explained.splitlines() if "95% interval" in line)
-    cells = [line.split("│") for line in explained.splitlines() if line.startswith("│")]
+    lines = explained.splitlines()
+    # the systems' table, under the answer's (which --explain says first)
+    start = next(
+        i for i, line in enumerate(lines) if "95% interval" in line and "submitter" in line
+    )
+    header = lines[start]
+    cells = [line.split("│") for line in lines[start:] if line.startswith("│")]
     at = [c.strip() for c in header.split("┃")].index("95% interval")
     shown = [c[at].strip() for c in cells if c[at].strip()]
 
@@ -151,6 +156,16 @@ def test_analyze_explain_shows_each_systems_interval_the_answer_points_to() -> N
         if s["time_to_train_min_ci_low"] is not None
     ]
     assert len(expected) > 20 and sorted(shown) == sorted(expected)
+
+
+def test_analyze_explain_says_the_answer_first() -> None:
+    """--explain adds below the answer: each workload's answer table (the count each
+    criterion picks) opens it, the same as the default view's, every system's table under."""
+    answer, explained = _run(BERT), _run([*BERT, "--explain"])
+    title = "v4.1 BERT: the accelerators each criterion picks"
+    assert explained.index(title) < explained.index("v4.1 bert: reference")
+    table = answer[answer.index(title) : answer.index("\u2514")]  # to the table's last border
+    assert table in explained
 
 
 def test_one_system_is_said_as_one_count_and_one_system(golden) -> None:

@@ -2,8 +2,9 @@
 borrows another family's scaling (the measured pair its faster-than-linear cell cites) or
 its level (a family that never ran the workload) says when that comparison crosses
 either, from what to what, as fields of its rows (a walk: BERT on A100 at 4 cited
-H100-PCIe's 2 -> 8 of v3.0, ASUSTeK's and QCT's, with no word that it was Hopper and
-another submitter's software); and says what its "picked by" picked over."""
+H100-PCIe's 2 -> 8 of v3.0 with no word that it was Hopper and another submitter's
+software; that pair, of two submitters, now supports nothing: tests/plan/test_plan_linear);
+and says what its "picked by" picked over."""
 
 from __future__ import annotations
 
@@ -63,21 +64,22 @@ def test_the_products_architecture_agrees_with_the_device_catalogue() -> None:
 def test_a_faster_than_linear_count_says_the_generation_and_stack_its_support_crosses(
     golden: Golden,
 ) -> None:
-    """BERT on A100-SXM4-80GB at 4 rests on H100-PCIe-80GB's 2 -> 8 (v3.0): Ampere to
-    Hopper, Dell's software to the pair's submitters; at 32, on A100-SXM4-40GB's 16 -> 32,
-    Dell's too: another part of the same generation and stack, nothing crossed."""
-    first, row = _rows("bert", "A100-SXM4-80GB", "2,4")
+    """BERT on RTX 4090 at 32 rests on A100-SXM4-40GB's 16 -> 32 (v3.0, Dell's own pair):
+    Ada Lovelace to Ampere, the RTX 4090's submitters' software to Dell's; BERT on
+    A100-SXM4-80GB at 32, on the same pair, is Dell's too: another part of the same
+    generation and stack, nothing crossed."""
+    first, row = _rows("bert", "RTX 4090", "16,32")
     pair = row["beyond_linear_verdict"]["supported"][0]
-    assert pair["family"] == "H100-PCIe-80GB" and pair["round"] == "v3.0"
-    theirs = sorted({str(pair["low"][1]), str(pair["high"][1])})
-    own = _submitters("bert", "A100-SXM4-80GB")
-    assert own == ["Dell"] and not set(theirs) & set(own)
+    assert pair["family"] == "A100-SXM4-40GB" and pair["round"] == "v3.0"
+    assert pair["one_submitter"] and pair["low"][1] == pair["high"][1] == "Dell"
+    own = _submitters("bert", "RTX 4090")
+    assert own and "Dell" not in own
     assert {c: row[c] for c in CROSSING_COLUMNS} == {
         "crosses": "hardware generation, software stack",
-        "crosses_generation_from": "Ampere",
-        "crosses_generation_to": "Hopper",
-        "crosses_software_from": "Dell",
-        "crosses_software_to": ", ".join(theirs),
+        "crosses_generation_from": "Ada Lovelace",
+        "crosses_generation_to": "Ampere",
+        "crosses_software_from": ", ".join(own),
+        "crosses_software_to": "Dell",
     }
     assert all(first[c] == "" for c in CROSSING_COLUMNS)  # no comparison borrowed
     _, same = _rows("bert", "A100-SXM4-80GB", "16,32")
@@ -85,15 +87,15 @@ def test_a_faster_than_linear_count_says_the_generation_and_stack_its_support_cr
     assert pair["family"] == "A100-SXM4-40GB" and {pair["low"][1], pair["high"][1]} == {"Dell"}
     assert all(same[c] == "" for c in CROSSING_COLUMNS)
     # every view: JSON's fields, the answer's line under the table
-    asked = ["plan", "-w", "bert", "-a", "A100-SXM4-80GB", "-n", "2,4"]
+    asked = ["plan", "-w", "bert", "-a", "RTX 4090", "-n", "16,32"]
     rows = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)["rows"]
-    assert rows[1]["crosses_generation_to"] == "Hopper"
-    assert rows[1]["crosses_software_to"] == ", ".join(theirs)
+    assert rows[1]["crosses_generation_to"] == "Ampere"
+    assert rows[1]["crosses_software_to"] == "Dell"
     csv = runner.invoke(app, [*asked, "-f", "csv"]).stdout.splitlines()[0].split(",")
     assert set(CROSSING_COLUMNS) <= set(csv)
     said = " ".join(runner.invoke(app, asked).stdout.split())
-    (line,) = re.findall(r"4: more than linear, .*?(?= picked by: | How each count)", said)
-    golden.check(VIEW, "BERT on 2 and 4 A100: the support crosses", line)
+    (line,) = re.findall(r"32: more than linear, .*?(?= picked by: | How each count)", said)
+    golden.check(VIEW, "BERT on 16 and 32 RTX 4090: the support crosses", line)
 
 
 def test_a_borrowed_level_says_the_generation_and_stack_it_crosses(golden: Golden) -> None:

@@ -122,7 +122,7 @@ def test_a_plan_faster_than_linear_that_no_result_ran_is_flagged_and_kept_out() 
     assert row["flags"].startswith("more than linear: ")
     assert not row["pareto"] and row["stops_paying"] == ""
     said = next(n for n in table.attrs["notes"] if n.startswith("32 accelerators are planned"))
-    assert "No family's results ran more than linearly" in said
+    assert "No submitter's own results of a family ran more than linearly" in said
     assert said.endswith("flagged, kept out of the Pareto front and the stops-paying picks.")
     assert any(
         n.startswith("Flagged more than linear at 32 accelerators") for n in table.attrs["notes"]
@@ -150,3 +150,57 @@ def test_a_plan_a_little_faster_than_linear_that_no_result_ran_is_flagged() -> N
     # within the run-to-run spread: linear, no verdict
     points[0]["time_to_train_min"] = 2 * 52.62 * (1 + LINEAR_SPREAD / 2)
     assert judged(fit, points, [0, 1]) == {}
+
+
+def test_a_pair_of_two_submitters_is_said_but_supports_nothing_one_submitters_own_first() -> None:
+    """A family's fastest at each count, of two submitters, is two software stacks at two
+    global batches, not one system scaling: said with both submitters and batches, the
+    row flagged; where one submitter ran both counts, its own pair is the one judged."""
+    from gpuscale.planning.linear import cell, judged
+
+    points = [
+        {"accelerators": 2, "time_to_train_min": 72.0},
+        {"accelerators": 4, "time_to_train_min": 34.0},  # 72 / 34 / 2 = 1.06x linear
+    ]
+    across = [
+        ["v3.0", "Quanta", "q", 2, 43.72, 512.0],
+        ["v3.0", "ASUSTeK", "a", 8, 10.51, 768.0],  # 4.16x on 4x, of two submitters
+    ]
+    verdict = judged({"families": {"H": {"systems": across}}}, points, [0, 1])[1]
+    assert verdict["supported"] == [] and verdict["flagged"]
+    [pair] = verdict["across"]
+    assert not pair["one_submitter"] and pair["excess"] == pytest.approx(43.72 / 10.51 / 4)
+    said = cell(points[0], points[1], verdict)
+    assert said.endswith(
+        "no result measured so by one submitter; across two: H 2 -> 8: 4.16x on 4x "
+        "(v3.0; Quanta at a global batch of 512 -> ASUSTeK at 768)"
+    )
+    # Quanta ran 8 too, slower than linear from its own 2: its own pair is judged, the
+    # faster ASUSTeK at 8 is no support and no longer said as a pair of two submitters
+    own = [*across, ["v3.0", "Quanta", "q8", 8, 12.0, 512.0]]
+    verdict = judged({"families": {"H": {"systems": own}}}, points, [0, 1])[1]
+    assert [(e["low"][1], e["high"][1]) for e in verdict["measured"]] == [("Quanta", "Quanta")]
+    assert verdict["flagged"] and verdict["across"] == []
+    # one submitter's own pair that ran more than linearly supports the row
+    fast = [*across, ["v3.0", "Quanta", "q8", 8, 10.0, 512.0]]
+    verdict = judged({"families": {"H": {"systems": fast}}}, points, [0, 1])[1]
+    assert not verdict["flagged"] and verdict["supported"][0]["high"][2] == "q8"
+    assert "measured so: H 2 -> 8: 4.37x on 4x (v3.0)" in cell(points[0], points[1], verdict)
+
+
+def test_bert_on_a100_from_2_to_4_rests_on_no_one_submitters_pair(v30) -> None:
+    """The bundled rounds' BERT on A100 at 2 and 4 (a user walk: 4 planned 2.08x as fast
+    as 2, "measured so" by H100-PCIe-80GB in v3.0): no submitter ran more than linearly
+    from 1-2 to 4-8; H100-PCIe-80GB's fastest at 2 (Quanta_Cloud_Technology, global batch
+    512) and at 8 (ASUSTeK, 768) are two submitters: 4 is flagged and the pair is said
+    with its submitters and batches."""
+    table = gpuscale.plan(workload="bert", accelerator=FAMILY, devices=[2, 4])
+    row = table.iloc[1]
+    assert row["flags"].startswith("more than linear: ") and not row["pareto"]
+    assert row["beyond_linear"].endswith(
+        "across two: H100-PCIe-80GB 2 -> 8: 4.16x on 4x "
+        "(v3.0; Quanta_Cloud_Technology at a global batch of 512 -> ASUSTeK at 768)"
+    )
+    bert = v30[(v30["workload"] == "bert") & (v30["accelerator_family"] == "H100-PCIe-80GB")]
+    ran = bert.groupby("submitter")["accelerators"].agg(set)
+    assert not any({2, 8} <= counts or {2, 4} <= counts for counts in ran)

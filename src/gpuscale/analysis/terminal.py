@@ -514,14 +514,23 @@ def terminal_views(
     *,
     answer: bool,
     decompose: bool,
+    explain: bool = False,
 ) -> tuple[list[TableView], list[str]]:
     """``analyze``'s terminal tables of the rounds and the lines under them: with
     ``answer``, each workload's answer (:func:`answer_view`), the study's findings counted
     and where the rest is (``EXPLAIN_ANALYZE``); else each workload's every system and
-    finding (:func:`workload_view`; ``decompose``: --decompose's columns too) and the study
+    finding (:func:`workload_view`; ``decompose``: --decompose's columns too), after its
+    answer where ``explain`` (the answer first, --explain's detail under it), and the study
     compared (:func:`study_lines`)."""
     if answer:
         said = [*study_counts(results, options), EXPLAIN_ANALYZE]
         return [answer_view(r, options) for r in results], said
-    shown = [workload_view(r, options, decompose=decompose) for r in results]
+    shown = [
+        view
+        for r in results
+        for view in (
+            *([answer_view(r, options)] if explain else []),
+            workload_view(r, options, decompose=decompose),
+        )
+    ]
     return shown, study_lines(results, options, scores)

@@ -180,9 +180,6 @@ def _trend_row(
     common = int(group["accelerators"].value_counts().index[0])
     largest = group.loc[group["accelerators"].idxmax()]
     eq = equilibrium(group, threshold=threshold)
-    at_common = group[group["accelerators"] == common]
-    fastest = at_common.loc[at_common["time_to_train_min"].idxmin()]
-    org, system_id = str(fastest["org"]), str(fastest["system_id"])
 
     def best_at(count: float) -> float:
         return float(group.loc[group["accelerators"] == count, "time_to_train_min"].min())
@@ -199,7 +196,22 @@ def _trend_row(
         "best_time_at_largest_min": best_at(largest["accelerators"]),
         "normalized_efficiency_at_largest": float(largest["normalized_efficiency"]),
         "equilibrium_accelerators": getattr(eq.efficiency_threshold, "accelerators", None),
-        "system_at_common": f"{org}/{system_id}",
+        **at_count(group, common),
+    }
+    if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
+        row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
+    return row, largest
+
+
+def at_count(group: pd.DataFrame, count: int) -> dict[str, object]:
+    """The fastest of a family's scaling table ``group`` at ``count``, as a trend row's
+    ``*_at_common`` fields: its best time, ORG/SYSTEM_ID, framework, global batch, samples
+    to converge (NaN where flagged) and their unit."""
+    at = group[group["accelerators"] == count]
+    fastest = at.loc[at["time_to_train_min"].idxmin()]
+    return {
+        "best_time_at_common_min": float(fastest["time_to_train_min"]),
+        "system_at_common": f"{fastest['org']}/{fastest['system_id']}",
         "framework_at_common": "" if pd.isna(field := fastest.get("framework")) else str(field),
         "global_batch_at_common": _number(fastest.get("global_batch_size")),
         "samples_to_converge_at_common": _number(
@@ -209,9 +221,6 @@ def _trend_row(
         ),
         "convergence_unit_at_common": _text(fastest.get("convergence_unit")),
     }
-    if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
-        row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
-    return row, largest
 
 
 def _number(value: object) -> float:
@@ -272,7 +281,7 @@ def trends(
         scores = scores[~copies]
     first_rounds, last_rounds = first_rounds or {}, last_rounds or {}
     names = workloads or sorted(scores["workload"].unique())
-    rows = []
+    rows, counts = [], []
     for workload in names:
         span = _span(
             scores, rounds, workload, first_rounds.get(workload), last_rounds.get(workload)
@@ -295,6 +304,12 @@ def trends(
                     value = fixed_apart(largest["normalized_efficiency"], 1.0)
                     notes.append(ABOVE_ONE.format(value=value, code=largest["superlinear"]))
                 rows.append(row | {"note": "; ".join(notes)})
+                keys = {k: row[k] for k in ("workload", "accelerator_family", "round")}
+                keys["benchmark_folder"] = row["benchmark_folder"]
+                counts += [  # each count's fastest: a change between rounds at one count
+                    keys | {"common_accelerators": int(n)} | at_count(group, int(n))
+                    for n in sorted(group["accelerators"].unique())
+                ]
     out = pd.DataFrame(rows, columns=list(TREND_COLUMNS))
     for count in (
         "systems",
@@ -309,6 +324,9 @@ def trends(
     # How many republished results were left out (0 with republished=True), for a summary.
     out.attrs["republished_left_out"] = 0 if republished else int(wanted.sum())
     out.attrs["division_left_out"] = other
+    # the row's *_at_common fields at every count its family ran (common_accelerators: the
+    # count), for the headline's change at a count two rounds both ran
+    out.attrs["at_counts"] = counts
     out.attrs["division_asked"] = (division, pairs)  # for a view of some families
     # {division: republished results of it left out with it}
     out.attrs["republished_elsewhere"] = elsewhere["division"].astype(str).value_counts().to_dict()
@@ -395,26 +413,35 @@ class TrendChange:
         return frameworks_differ(*self.frameworks)
 
 
-def largest_change(frame: pd.DataFrame) -> TrendChange | None:
-    """Of two rounds in a row of one workload and family at the same common accelerator
-    count and quality target (like with like), the pair whose ``best_time_at_common_min``
-    differ the most either way; None where no pair compares. A folder of yours read by a
-    round's rules (``my-results (v4.1)``) is that round: beside it, no change in time."""
+def _comparable(a: dict, b: dict) -> bool:
+    """Two rows of one family in rounds in a row compare: rounds of other rules (a folder
+    of yours read by a round's rules is that round: beside it, no change in time) and the
+    same quality target (another one is not the same training)."""
+    if round_key(str(a["round"])) == round_key(str(b["round"])):
+        return False
+    return not target_moved(str(a["workload"]), str(a["round"]), str(b["round"]))
+
+
+def _in_a_row(frame: pd.DataFrame) -> list[tuple[dict, dict]]:
+    """Each family's rows of a workload in rounds in a row that compare (:func:`_comparable`)."""
+    return [
+        (a, b)
+        for _, group in frame.groupby(["workload", "accelerator_family"], sort=False)
+        for a, b in itertools.pairwise(group.to_dict("records"))
+        if _comparable(a, b)
+    ]
+
+
+def _largest(pairs: list[tuple[dict, dict]]) -> TrendChange | None:
+    """Of pairs of rows (or of records alike: ``at_counts``), the one whose
+    ``best_time_at_common_min`` differ the most either way; None where none has a time."""
     best: tuple[float, dict, dict] | None = None
-    for _, group in frame.groupby(["workload", "accelerator_family"], sort=False):
-        rows = group.to_dict("records")
-        for a, b in itertools.pairwise(rows):
-            if a["common_accelerators"] != b["common_accelerators"]:
-                continue
-            if round_key(str(a["round"])) == round_key(str(b["round"])):
-                continue  # one round's rules: a folder of yours beside it, not a change
-            if target_moved(str(a["workload"]), str(a["round"]), str(b["round"])):
-                continue  # another quality target: not the same training
-            ratio = a["best_time_at_common_min"] / b["best_time_at_common_min"]
-            if not (ratio > 0 and math.isfinite(ratio)):
-                continue
-            if best is None or abs(math.log(ratio)) > abs(math.log(best[0])):
-                best = (ratio, a, b)
+    for a, b in pairs:
+        ratio = a["best_time_at_common_min"] / b["best_time_at_common_min"]
+        if not (ratio > 0 and math.isfinite(ratio)):
+            continue
+        if best is None or abs(math.log(ratio)) > abs(math.log(best[0])):
+            best = (ratio, a, b)
     if best is None:
         return None
     _, a, b = best
@@ -437,6 +464,51 @@ def largest_change(frame: pd.DataFrame) -> TrendChange | None:
     )
 
 
+def largest_change(frame: pd.DataFrame) -> TrendChange | None:
+    """Of two rounds in a row of one workload and family at the same common accelerator
+    count and quality target (like with like), the pair whose ``best_time_at_common_min``
+    differ the most either way; None where no pair compares. A folder of yours read by a
+    round's rules (``my-results (v4.1)``) is that round: beside it, no change in time."""
+    pairs = _in_a_row(frame)
+    return _largest(
+        [(a, b) for a, b in pairs if a["common_accelerators"] == b["common_accelerators"]]
+    )
+
+
+def change_at_a_count(frame: pd.DataFrame) -> TrendChange | None:
+    """Where no pair of rows compares at its common count: of the counts a family ran in
+    both of two rounds in a row (``attrs["at_counts"]``), the largest change of the best
+    time at one; None where no family ran one count in both."""
+    at = {
+        (r["workload"], r["accelerator_family"], r["round"], r["common_accelerators"]): r
+        for r in frame.attrs.get("at_counts", [])
+    }
+    pairs = []
+    for a, b in _in_a_row(frame):
+        key = (a["workload"], a["accelerator_family"])
+        for (*other, n), earlier in at.items():
+            later = at.get((*key, b["round"], n))
+            if tuple(other) == (*key, a["round"]) and later is not None:
+                pairs.append((earlier, later))
+    return _largest(pairs)
+
+
+def unpaired(frame: pd.DataFrame) -> list[tuple[str, int, str, int, str]]:
+    """``(family, count, round, count, round)`` of each family's rows in rounds in a row
+    that compare but whose most common counts differ: why no change is at a common count."""
+    return [
+        (
+            str(a["accelerator_family"]),
+            int(a["common_accelerators"]),
+            str(a["round"]),
+            int(b["common_accelerators"]),
+            str(b["round"]),
+        )
+        for a, b in _in_a_row(frame)
+        if a["common_accelerators"] != b["common_accelerators"]
+    ]
+
+
 def _references(a: dict, b: dict) -> tuple[float, float]:
     """What the reference runs need to converge at ``b``'s global batch by ``a``'s round's
     rules and by ``b``'s (``round_rcp_model``); NaN where a round has no RCPs for it."""
@@ -456,9 +528,10 @@ def _pair(a: dict, b: dict, column: str) -> tuple[float, float]:
 def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     """The largest change of the trend rows (:func:`largest_change`), said first with
     what it rests on: the same accelerators, so software (one system: software alone),
-    the frameworks named where they differ; or that no pair of rows compares, said as
-    the rule that pairs them (the common count), since a family may run one count in two
-    rounds whose most common counts differ."""
+    the frameworks named where they differ; where no pair of rows compares at its common
+    count, why (each family's common counts in its two rounds, or no family in two rounds
+    in a row with the same quality target), and the largest change at a count a family ran
+    in both (:func:`change_at_a_count`), or that none was run in both."""
     change = largest_change(frame)
     # no pair of rounds to look at (a folder of yours read by a round's rules is that round)
     rules = frame["round"].astype(str).map(rules_round).unique()
@@ -467,11 +540,32 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
             f"largest change: none to state (every row is of one round, {rules[0]}: a change "
             "is between two rounds)",
         )
-    if change is None:
-        return (
-            "largest change: none to state (no family's most common accelerator count is "
-            "the same in two of its rounds in a row)",
+    if change is not None:
+        return (f"largest change: {_change_words(change)}",)
+    apart = unpaired(frame)
+    why = (
+        "no family is in two rounds in a row of the same quality target"
+        if not apart
+        else "the most common count moved: "
+        + "; ".join(
+            [f"{f} {a:,} in {r} -> {b:,} in {q}" for f, a, r, b, q in apart[:3]]
+            + ([counted(len(apart) - 3, "other family")] if len(apart) > 3 else [])
         )
+    )
+    near = change_at_a_count(frame)
+    return (
+        f"largest change at a family's most common count: none ({why}); "
+        + (
+            f"at a count a family ran in both rounds: {_change_words(near)}"
+            if near is not None
+            else "no family ran one count in both of two rounds in a row"
+        ),
+    )
+
+
+def _change_words(change: TrendChange) -> str:
+    """``BERT on H100-SXM5-80GB at 64 accelerators, best time 0.8981 min (v3.0) -> 0.8869
+    min (v5.0), 1.01x faster: <its cause>; <the frameworks where they differ>``."""
     ratio = change.ratio
     how = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
     (early, late), (t_early, t_late) = change.rounds, change.times_min
@@ -482,10 +576,10 @@ def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     )
     cause = change_cause(change.split, software)
     return (
-        f"largest change: {display_name(change.workload)} on {change.accelerator_family} at "
+        f"{display_name(change.workload)} on {change.accelerator_family} at "
         f"{change.accelerators:,} accelerators, best time {format_minutes(t_early)} ({early}) -> "
         f"{format_minutes(t_late)} ({late}), {how}: {cause}"
-        + filled("; {}", frameworks_text(*change.frameworks)),
+        + filled("; {}", frameworks_text(*change.frameworks))
     )
 
 

@@ -154,7 +154,12 @@ def analyze(
     else:  # the answer (the count each criterion picks, per workload), or every system's
         # row and finding (--explain, --decompose, --columns)
         shown, said = views.terminal_views(
-            results, request, scores, answer=answer, decompose=decompose_columns
+            results,
+            request,
+            scores,
+            answer=answer,
+            decompose=decompose_columns,
+            explain=explain and not columns_asked,
         )
         for view in shown:
             show(view, Format.table, columns_asked, rest="--explain or -f csv" if answer else "")

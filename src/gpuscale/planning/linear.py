@@ -7,11 +7,16 @@ The time ratio of two counts ``m < n`` over their device ratio is the product of
 throughput per device at ``n`` over ``m`` (the model's terms, ``throughput.factors``: a
 larger per-device batch, more samples per device and step, is one) and of the samples to
 converge at ``m``'s global batch over ``n``'s (``E(B)``: above 1 where ``n`` needs fewer
-samples, below 1 where its larger global batch needs more). Where a family's own results
-in one round ran more than linearly from ``m`` to ``n`` (its fastest at each), the plan
-is explained and the results named; where none did, no data supports it, and the row is
-flagged (kept out of the Pareto front and the stops-paying picks). Unlike the other flags
-(``gpuscale.planning.limits``) this one is of two rows, so of the counts asked.
+samples, below 1 where its larger global batch needs more). Where one submitter's own
+results of a family in one round ran more than linearly from ``m`` to ``n`` (its fastest
+at each: one software stack scaling), the plan is explained and the results named; where
+none did, no data supports it, and the row is flagged (kept out of the Pareto front and
+the stops-paying picks). A family's pair whose two results are of two submitters (no
+submitter ran both counts) is said, with both submitters and global batches, but supports
+nothing: its ratio is two stacks at two batches, not one system scaling, and submitters
+of one accelerator differ by more than a plan's excess at one count (BERT on
+H100-PCIe-80GB at 8 in v3.1: ASUSTeK 10.06 min, Lenovo 18.51 min, 1.84x). Unlike the
+other flags (``gpuscale.planning.limits``) this one is of two rows, so of the counts asked.
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ from gpuscale.tables import measures
 # it: rows group by reason, the sentence under the table gives each count's numbers).
 UNSUPPORTED = (
     "more than linear: planned faster than a smaller count asked by more than the devices "
-    "added, and no family's results in one round ran more than linearly between those "
-    "counts (or from an octave out): the model's line, not a finding"
+    "added, and no submitter's own results of a family in one round ran more than linearly "
+    "between those counts (or from an octave out): the model's line, not a finding"
 )
 
 
@@ -60,45 +65,59 @@ def beyond_linear(points: list[PlanRow], timed: list[int]) -> dict[int, tuple[in
 
 
 def measured(fit: WorkloadFit, m: int, n: int) -> list[Facts]:
-    """Each family's pairs of results in one round (its fastest at each count) at counts
-    ``m' < n'`` spanning ``m`` to ``n`` from at most an octave out (``m / 2 <= m' <= m``,
-    ``n <= n' <= 2 n``): ``family``, ``round``, ``low`` and ``high`` (the results,
-    ``[round, submitter, system, devices, minutes, batch]``), ``speedup`` (time at ``m'``
-    over time at ``n'``) and ``excess`` (over ``n' / m'``); the pairs at ``m`` and ``n``
-    themselves first, then the largest excess first."""
+    """Each family's pairs of results in one round at counts ``m' < n'`` spanning ``m`` to
+    ``n`` from at most an octave out (``m / 2 <= m' <= m``, ``n <= n' <= 2 n``): each
+    submitter's own pair (its fastest at each count, ``one_submitter`` True) where one ran
+    both counts, else the family's fastest at each, of two submitters (``one_submitter``
+    False); ``family``, ``round``, ``low`` and ``high`` (the results, ``[round, submitter,
+    system, devices, minutes, batch]``), ``speedup`` (time at ``m'`` over time at ``n'``)
+    and ``excess`` (over ``n' / m'``); the pairs at ``m`` and ``n`` themselves first, then
+    the largest excess first."""
     out = []
     for family, own in fit["families"].items():
-        fastest: dict[tuple[str, int], SystemEntry] = {}
+        fastest: dict[tuple[str, str, int], SystemEntry] = {}  # (round, submitter, count)
         for s in own["systems"]:
-            key = (s[0], int(s[3]))
-            if key not in fastest or s[4] < fastest[key][4]:
-                fastest[key] = s
-        for (round_name, low), a in fastest.items():
-            for (other, high), b in fastest.items():
-                if other == round_name and m / 2 <= low <= m < n <= high <= 2 * n:
-                    speedup = measures.speedup(a[4], b[4])
-                    pair = {"family": family, "round": round_name, "low": a, "high": b}
-                    excess = measures.normalized_efficiency(speedup, high, low)
-                    out.append(pair | {"speedup": speedup, "excess": excess})
+            for key in ((s[0], str(s[1]), int(s[3])), (s[0], "", int(s[3]))):  # "": any
+                if key not in fastest or s[4] < fastest[key][4]:
+                    fastest[key] = s
+        pairs = [
+            (round_name, submitter, a, b)
+            for (round_name, submitter, low), a in fastest.items()
+            for (other, theirs, high), b in fastest.items()
+            if (other, theirs) == (round_name, submitter) and m / 2 <= low <= m < n <= high <= 2 * n
+        ]
+        # the counts of a round that one submitter ran both of: its own pair says them
+        ran_both = {(r, a[3], b[3]) for r, submitter, a, b in pairs if submitter}
+        for round_name, submitter, a, b in pairs:
+            if not submitter and (round_name, a[3], b[3]) in ran_both:
+                continue
+            speedup = measures.speedup(a[4], b[4])
+            excess = measures.normalized_efficiency(speedup, int(b[3]), int(a[3]))
+            pair = {"family": family, "round": round_name, "low": a, "high": b}
+            out.append(pair | {"speedup": speedup, "excess": excess, "one_submitter": a[1] == b[1]})
     return sorted(out, key=lambda e: ((e["low"][3], e["high"][3]) != (m, n), -e["excess"]))
 
 
 def judged(fit: WorkloadFit, points: list[dict], timed: list[int]) -> dict[int, dict]:
-    """``{k: {against, excess, measured, supported, flagged}}`` for each point planned
-    faster than linear (:func:`beyond_linear`): ``measured`` the families' results
-    spanning both counts (:func:`measured`), ``supported`` those that ran more than
-    linearly, ``flagged`` where none did: a planned excess is the model's line, not a
-    measurement's noise, so every one beyond the run-to-run spread that no result ran is
-    flagged, as every super-linear E' is said (``gpuscale.analysis.superlinear``)."""
+    """``{k: {against, excess, measured, supported, across, flagged}}`` for each point
+    planned faster than linear (:func:`beyond_linear`): ``measured`` the families' results
+    spanning both counts (:func:`measured`), ``supported`` one submitter's own pairs that
+    ran more than linearly, ``across`` the pairs of two submitters that did (said, no
+    support: two stacks at two global batches), ``flagged`` where no submitter's own pair
+    did: a planned excess is the model's line, not a measurement's noise, so every one
+    beyond the run-to-run spread that no result ran is flagged, as every super-linear E' is
+    said (``gpuscale.analysis.superlinear``)."""
     out = {}
     for k, (j, excess) in beyond_linear(points, timed).items():
         both = measured(fit, int(points[j]["accelerators"]), int(points[k]["accelerators"]))
-        supported = [e for e in both if e["excess"] > 1]
+        faster = [e for e in both if e["excess"] > 1]
+        supported = [e for e in faster if e["one_submitter"]]
         out[k] = {
             "against": j,
             "excess": excess,
             "measured": both,
             "supported": supported,
+            "across": [e for e in faster if not e["one_submitter"]],
             "flagged": not supported,
         }
     return out
@@ -122,7 +141,10 @@ def cell(a: PlanRow, b: PlanRow, verdict: Facts) -> str:
     time_ratio, device_ratio, _ = _ratios(a, b)
     said = f"{time_ratio}x as fast as {int(a['accelerators']):,} on {device_ratio}x the devices"
     if not verdict["supported"]:
-        return f"{said}; no result measured so"
+        across = verdict.get("across") or []
+        return f"{said}; no result measured so" + filled(
+            " by one submitter; across two: {}", across and _across(across[0])
+        )
     best = verdict["supported"][0]
     crosses = filled(", {}", crossing_words(verdict.get("crossing") or {}))
     return f"{said}; measured so: {best['family']} {_pair(best)} ({best['round']}){crosses}"
@@ -132,6 +154,15 @@ def _pair(e: Facts) -> str:
     """``16 -> 32: 2.59x on 2x`` for a measured pair."""
     low, high = int(e["low"][3]), int(e["high"][3])
     return f"{low:,} -> {high:,}: {e['speedup']:.2f}x on {number(high / low)}x"
+
+
+def _across(e: Facts) -> str:
+    """``H100-PCIe-80GB 2 -> 8: 4.16x on 4x (v3.0; Quanta_Cloud_Technology at a global
+    batch of 512 -> ASUSTeK at 768)``: a pair of two submitters, each with its batch."""
+    low, high = e["low"], e["high"]
+    batches = [f" at {round(x[5]):,}" if x[5] == x[5] else "" for x in (low, high)]
+    batches[0] = batches[0].replace(" at ", " at a global batch of ")
+    return f"{e['family']} {_pair(e)} ({e['round']}; {low[1]}{batches[0]} -> {high[1]}{batches[1]})"
 
 
 def _result(entry: SystemEntry) -> str:
@@ -186,7 +217,9 @@ def linear_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str
             f"{e['family']} in {e['round']}, {_result(e['low'])} on {int(e['low'][3]):,} -> "
             f"{_result(e['high'])} on {int(e['high'][3]):,} "
             f"({e['speedup']:.2f}x on {number(e['high'][3] / e['low'][3])}x)"
-            for e in (verdict["supported"] or verdict["measured"])[:3]
+            for e in (
+                verdict["supported"] or [e for e in verdict["measured"] if e["one_submitter"]]
+            )[:3]
         ]
         span = f"from {low:,} (or down to {low / 2:g}) to {high:,} (or up to {2 * high:,})"
         if verdict["supported"]:
@@ -195,9 +228,16 @@ def linear_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str
                 "; the first, against the plan's family, {}", crosses
             )
         else:
+            across = verdict.get("across") or []
             text += (
-                f". No family's results ran more than linearly {span} in one round"
+                f". No submitter's own results of a family ran more than linearly {span} in "
+                "one round"
                 + filled(" ({})", joined(shown))
+                + filled(
+                    "; only pairs of two submitters did, each two software stacks at two "
+                    "global batches, not one system scaling: {}",
+                    joined(_across(e) for e in across[:3]),
+                )
                 + ": flagged, kept out of the Pareto front and the stops-paying picks"
             )
         out.append(text + ".")

@@ -52,9 +52,10 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   over the rows without flags only;
 * ``beyond_linear``: where the row is planned faster than linear against a smaller count
   asked (time ratio above device ratio), how much (``1.78x as fast as 16 on 1.5x the
-  devices``) and the measured result at both counts that ran so ("measured so: family
-  ratio (round)"), or "no result measured so" (and ``flags`` says it:
-  ``gpuscale.planning.linear``); empty otherwise;
+  devices``) and one submitter's measured results at both counts that ran so ("measured
+  so: family ratio (round)"), or "no result measured so" (and ``flags`` says it), then
+  any pair of two submitters that ran so, with both and their global batches ("by one
+  submitter; across two: ...": no support, ``gpuscale.planning.linear``); empty otherwise;
 * ``flags``: why the row cannot be trusted, ``"; "``-separated, empty when none: each
   "no time: ..." reason above, "far beyond the data: ..." (more than one octave beyond
   the largest count any system ran), "super-linear: ..." (throughput per accelerator, at
@@ -67,8 +68,8 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   below the data: ..." (a per-device batch below the fewest any result ran, naming it,
   and the plan at the nearest smaller count whose batch keeps it, within the data:
   ``limits.whole_batch_near``), "more than linear: ..." (planned faster
-  than linear against a smaller count asked where no family's results between those
-  counts ran so: ``beyond_linear``);
+  than linear against a smaller count asked where no submitter's own results between
+  those counts ran so: ``beyond_linear``);
 * ``model_state_gb``: the model state each device holds at that count (weights,
   gradients, optimizer states and frozen weights under the workload's sharding:
   ``gpuscale.hardware.memory``; GB); NaN where the workload's parameters are not known.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_scaling import bench_scaling, speedups_as_predicted
 from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
 from gpuscale.quantities import agreeing, counted, filled, joined, of_the, span
 from gpuscale.report.bench_answer import (
@@ -154,7 +154,11 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
     model = cal.model.name
     # only the runs of the advice's model, device and configuration are set beside it
     advised = advised_runs(scaling, cal)
-    measured = scaling[advised]
+    # each run's speedup over the one-device step the prediction models (its ``basis``),
+    # not the table's over the bare module: a measured speedup set against a prediction
+    # divides by the same kind of step
+    bases = speedups_as_predicted(scaling)[advised]
+    measured = scaling[advised].assign(speedup=bases["speedup"], basis=bases["basis"])
     allowed = given.allow_flagged
     read = read_runs(measured, allowed=allowed, found=result.disagreements)
     frames = [predicted, alternative]
@@ -318,7 +322,8 @@ def measured_answer(
         )
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
-    return f"Your hardware, measured speedup over one device{of}: {said}."
+    # the bench table's speedup (over the bare module where timed), not the advice's basis
+    return f"Your hardware, the table's measured speedup over one device{of}: {said}."
 
 
 # The Evidence column's words before a run that a run of more steps outlasted.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling, speedups_as_predicted
-from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
+from gpuscale.analysis.bench_sentences import speedup_basis, speedup_over, wrapped_baselines
 from gpuscale.quantities import agreeing, counted, filled, joined, of_the, span
 from gpuscale.report.bench_answer import (
     advised_runs,
@@ -312,6 +312,11 @@ def measured_answer(
             f"Your hardware: no trustworthy multi-device run{of} ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
+    head = f"the table's measured speedup over one device{of}"
+    if read:  # the runs the advice reads: each over the step its prediction models, as it says
+        bases = speedups_as_predicted(scaling).loc[kept.index]
+        kept = kept.assign(speedup=bases["speedup"])
+        head = f"measured speedup{of}, {speedup_over(' and '.join(sorted(set(bases['basis']))))}"
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
         # and its evidence grade: never a weak run's speedup read as a finding
         measured_speedup(r)
@@ -322,8 +327,7 @@ def measured_answer(
         )
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
-    # the bench table's speedup (over the bare module where timed), not the advice's basis
-    return f"Your hardware, the table's measured speedup over one device{of}: {said}."
+    return f"Your hardware, {head}: {said}."
 
 
 # The Evidence column's words before a run that a run of more steps outlasted.

@@ -47,8 +47,10 @@ def test_the_strong_row_without_a_run_is_derived_from_the_weak_measurement() -> 
         8,
     )
     assert focus["derived_from_speedup"] == pytest.approx(weak["measured"]["speedup"])
-    assert focus["derived_from_speedup"] == pytest.approx(0.335, abs=5e-4)
-    assert focus["speedup"] == pytest.approx(row["speedup"])  # 0.167x: the derived one
+    # over the N = 1 no-sync step (1.027 ms, the prediction's one device): 3,292 samples/s
+    # over 8 / 1.027 ms; over the bare step (0.813 ms) it read 0.335x
+    assert focus["derived_from_speedup"] == pytest.approx(0.423, abs=5e-4)
+    assert focus["speedup"] == pytest.approx(row["speedup"])  # 0.211x: the derived one
     # the weak-scaling row is the measurement's own configuration: measured, nothing derived
     assert _at(doc["weak_scaling"], 2)["rests_on"] == "measured"
     chosen = doc["decision"]["chosen"]  # one device: predicted, no derived keys

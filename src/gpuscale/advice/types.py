@@ -234,7 +234,8 @@ class LeftOut:
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
+    """A bench run's throughput speedup at ``devices`` over its N = 1 run's step of
+    ``basis``, the one the prediction's N = 1 row models (like divided by like)."""
 
     devices: int
     speedup: float
@@ -246,6 +247,7 @@ class Measured:
     weak_remedy: str = ""  # what to bench where it or its N = 1 run is weak evidence
     samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
     flags: str = ""  # the bench's flags of the run ("" where none)
+    basis: str = "bare"  # the one-device step divided by (bench_scaling.SPEEDUP_BASES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +268,7 @@ class MeasuredCount:
     speedups: tuple[float, ...]  # of each of ``runs``, against its N = 1 run
     measured_speedup: float  # the median of the runs used
     inside: bool  # within the predicted 80% interval
+    basis: str  # the runs' N = 1 step, the prediction's (bench_scaling.SPEEDUP_BASES)
 
     def of(self, runs: tuple[Measured, ...]) -> list[float]:
         return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]

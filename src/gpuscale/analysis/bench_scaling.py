@@ -171,3 +171,38 @@ def break_even_params(
                 crossings.append(float(10**log_p))
                 break
     return min(crossings, default=None)
+
+
+# The one-device steps a measured speedup divides by: "nosync", DDP's N = 1 step less its
+# own work (synchronised minus no-sync step), the step the prediction's N = 1 row models for a
+# DDP bench; "ddp", DDP's whole N = 1 step (no no-sync step timed: none is left out);
+# "bare", the bench's bare module; "fsdp", FSDP's N = 1 step (no faster bare module timed).
+SPEEDUP_BASES = ("nosync", "ddp", "bare", "fsdp")
+
+
+def speedups_as_predicted(scaling: pd.DataFrame) -> pd.DataFrame:
+    """Each row's throughput speedup (``speedup``) against the one-device step the
+    advice's prediction models at N = 1, and which step that is (``basis``, one of
+    :data:`SPEEDUP_BASES`). A DDP bench is predicted from DDP's N = 1 step less DDP's own
+    work, its ``ddp_overhead_ms`` (``advice.calibrate.calibration.single``): against that
+    step, ``speedup_ddp x (step - own) / step``; with none recorded, against DDP's whole
+    step (``speedup_ddp``). An FSDP bench is predicted from the bare module where one ran
+    faster, else FSDP's step: the bench table's ``speedup`` and its ``baseline``."""
+    one_step = one_device(scaling, "step_ms_mean").astype(float)
+    one_own = pd.Series(0.0, index=scaling.index)
+    if "ddp_overhead_ms" in scaling:
+        one_own = one_device(scaling, "ddp_overhead_ms").astype(float).fillna(0.0)
+    ddp = scaling["strategy"] != "fsdp"
+    nosync = ddp & (one_own > 0) & (one_step > one_own)
+    ratio = ((one_step - one_own) / one_step).where(nosync, 1.0)
+    wrapped = scaling["speedup_ddp"].astype(float) * ratio
+    bare = scaling["baseline"] == "plain N = 1 step"
+    return pd.DataFrame(
+        {
+            "speedup": wrapped.where(ddp, scaling["speedup"].astype(float)),
+            "basis": np.where(
+                nosync, "nosync", np.where(ddp, "ddp", np.where(bare, "bare", "fsdp"))
+            ),
+        },
+        index=scaling.index,
+    )

@@ -111,8 +111,9 @@ BASIS_CLAUSES = {
     "the run used",
     "speedup_ddp": "{speedup_ddp}: against DDP's N = 1 step (it carries DDP's own overhead)",
     "ddp_vs_bare": "{ddp_vs_bare} (N = 1 only): DDP's one-device throughput over the bare "
-    "module's, below 1 by what DDP's wrapper costs, above 1 by noise alone (the wrapper "
-    "adds work to a step, never removes it)",
+    "module's, the bare step over DDP's synchronised one: below 1 by DDP's own work "
+    "(synchronised minus no-sync step) plus the no-sync step's difference from the bare one, "
+    "above 1 by noise alone (the wrapper adds work to a step, never removes it)",
     "speedup_fsdp": "{speedup_fsdp}: against FSDP's N = 1 step (it carries FSDP's own work)",
     "fsdp_overhead_ms": "{fsdp_overhead_ms}: FSDP's own work per step, the larger of its "
     "synchronised minus no-sync step and its step less the plain one, at least 0 (an FSDP "
@@ -120,6 +121,24 @@ BASIS_CLAUSES = {
     "fsdp_vs_bare": "{fsdp_vs_bare} (N = 1 only): FSDP's one-device throughput over the "
     "plain step's, below 1 by what FSDP's own work costs",
 }
+
+
+# What a speedup set against the advice's prediction is over, by its basis
+# (``bench_scaling.SPEEDUP_BASES``): the one-device step the prediction models.
+BASIS_WORDS = {
+    "nosync": "over the N = 1 no-sync step (DDP's step less its own work, the prediction's one "
+    "device)",
+    "ddp": "over DDP's whole N = 1 step (the prediction's one device, no DDP work of its own "
+    "recorded)",
+    "bare": "over the bare module's N = 1 step (the prediction's one device)",
+    "fsdp": "over FSDP's whole N = 1 step (the prediction's one device, no faster bare module "
+    "timed)",
+}
+
+
+def speedup_over(basis: str) -> str:
+    """``basis`` in words (``nosync and bare``, runs of two benches: each, joined)."""
+    return "; ".join(BASIS_WORDS.get(b, f"over the N = 1 step ({b})") for b in basis.split(" and "))
 
 
 def terminal_label(column: str) -> str:

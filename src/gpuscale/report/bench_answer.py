@@ -172,7 +172,7 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, cal: Calibration) -
             "reads a model's latest trustworthy N = 1 run)"
         )
     return (
-        f"Your hardware, measured speedup over one device of runs the advice is not on (it "
-        f"is on {advised_scope(scaling, advised, cal)}), so no check of it: {said}. To "
+        "Your hardware, the table's measured speedup over one device of runs the advice is not "
+        f"on (it is on {advised_scope(scaling, advised, cal)}), so no check of it: {said}. To "
         f"advise on one of them: {joined(how, 'or')}."
     )

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscale.analysis.bench_scaling import speedups_as_predicted
+from gpuscale.analysis.bench_sentences import speedup_over
 from gpuscale.quantities import joined, number, of_the
 from gpuscale.report.bench_evidence import run_grade
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST, same_configuration, wide_factor
@@ -151,10 +153,13 @@ def checks(
     such a run is held against the model's interval its row replaced, never its own."""
     base_batch = one_device(scaling, "batch_per_device")
     base_accum = one_device(scaling, "accum")
+    # each run over the one-device step the prediction models, as the advice reads it
+    bases = speedups_as_predicted(scaling)
     lines: list[Check] = []
     for run, (at, r) in zip(runs, measured.iterrows(), strict=True):
         n = int(r["accelerators"])
-        if n == 1 or pd.isna(r["speedup"]):
+        speedup = float(bases.at[at, "speedup"])
+        if n == 1 or pd.isna(speedup):
             continue
         batch, accum = int(r["batch_per_device"]), int(r["accum"])
         config = _configuration(batch, accum, n)
@@ -163,7 +168,8 @@ def checks(
         state = run_grade(scaling, measured.loc[[at]])
         if r["flagged"]:
             state = f"flagged, {use or 'left out of the advice'}: {r['flags']}"
-        said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
+        over = speedup_over(str(bases.at[at, "basis"]))
+        said = f"Measured {run} on {n} devices ({config}): {speedup:.2f}x {over} ({state}), "
         used = bool(r["flagged"]) and bool(use)
         base = (int(base_batch[at]), int(base_accum[at]))
         row = same_configuration(frames, n, batch, accum, base)
@@ -185,7 +191,6 @@ def checks(
             who = "the model"
         # the bench's ratio, as the advice's record of the count reads it
         # (``decision.measured_counts``): a ratio of two runs beside one of two predictions
-        speedup = float(r["speedup"])
         interval = (
             f"{who}'s 80% throughput interval for this configuration ({number(low)}-"
             f"{number(high)}x about its prediction {number(middle)}x; a measured "

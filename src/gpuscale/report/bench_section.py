@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.analysis.bench_sentences import speedup_basis, wrapped_baselines
+from gpuscale.analysis.bench_scaling import bench_scaling, speedups_as_predicted
+from gpuscale.analysis.bench_sentences import speedup_basis, speedup_over, wrapped_baselines
 from gpuscale.quantities import agreeing, counted, filled, joined, of_the, span
 from gpuscale.report.bench_answer import (
     advised_runs,
@@ -154,7 +154,11 @@ def advice_figure(scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice) -
     model = cal.model.name
     # only the runs of the advice's model, device and configuration are set beside it
     advised = advised_runs(scaling, cal)
-    measured = scaling[advised]
+    # each run's speedup over the one-device step the prediction models (its ``basis``),
+    # not the table's over the bare module: a measured speedup set against a prediction
+    # divides by the same kind of step
+    bases = speedups_as_predicted(scaling)[advised]
+    measured = scaling[advised].assign(speedup=bases["speedup"], basis=bases["basis"])
     allowed = given.allow_flagged
     read = read_runs(measured, allowed=allowed, found=result.disagreements)
     frames = [predicted, alternative]
@@ -308,6 +312,11 @@ def measured_answer(
             f"Your hardware: no trustworthy multi-device run{of} ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
+    head = f"the table's measured speedup over one device{of}"
+    if read:  # the runs the advice reads: each over the step its prediction models, as it says
+        bases = speedups_as_predicted(scaling).loc[kept.index]
+        kept = kept.assign(speedup=bases["speedup"])
+        head = f"measured speedup{of}, {speedup_over(' and '.join(sorted(set(bases['basis']))))}"
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
         # and its evidence grade: never a weak run's speedup read as a finding
         measured_speedup(r)
@@ -318,7 +327,7 @@ def measured_answer(
         )
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
-    return f"Your hardware, measured speedup over one device{of}: {said}."
+    return f"Your hardware, {head}: {said}."
 
 
 # The Evidence column's words before a run that a run of more steps outlasted.

@@ -152,7 +152,12 @@ def _used(rows: pd.DataFrame, used: dict) -> str:
 
 # Each strategy's one-device column and what it costs over the bare module.
 _AT_ONE = (
-    ("ddp_vs_bare", "DDP", "what DDP's own overhead costs"),
+    (
+        "ddp_vs_bare",
+        "DDP",
+        "DDP's synchronised step over the bare one: its own work (synchronised minus no-sync "
+        "step) plus the no-sync step's difference from the bare step",
+    ),
     ("fsdp_vs_bare", "FSDP", "what FSDP's own per-step work costs"),
 )
 

@@ -32,7 +32,7 @@ from gpuscale.advice.remeasure import as_run, weak_runs
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measured, metered, trusted_runs
 from gpuscale.advice.types import FindingKind as K
-from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_scaling import bench_scaling, speedups_as_predicted
 from gpuscale.bench.config import STRATEGIES as BENCHED
 from gpuscale.bench.support import support
 from gpuscale.plausibility import FlagKind
@@ -280,15 +280,17 @@ def measured_runs(
     allow_flagged: bool,
     like: tuple[str, str | None, str | None] | None = None,
 ) -> list[Measured]:
-    """The model's N > 1 speedups; with ``like`` (group, device, strategy) only runs like it."""
+    """The model's N > 1 speedups; with ``like`` (group, device, strategy) only runs like it.
+    Each is against the one-device step the prediction's N = 1 row models (``basis``)."""
     scaling = bench_scaling(table)
     base_batch = at_one_device(scaling, "batch_per_device")
     base_accum = at_one_device(scaling, "accum")
+    bases = speedups_as_predicted(scaling)
     of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
     of &= scaling.index.isin(longest(table).index)  # none outlasted by a longer run
     if like is not None and len(scaling):
         of &= runs_like(scaling, *like)
-    rows = scaling[of].dropna(subset=["speedup"])
+    rows = scaling[of & bases["speedup"].notna()]
     at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
     base_at = at_one_device(scaling.assign(_at=at), "_at")
 
@@ -303,7 +305,8 @@ def measured_runs(
     return [
         Measured(
             devices=int(r.accelerators),
-            speedup=float(r.speedup),
+            speedup=float(bases.at[i, "speedup"]),
+            basis=str(bases.at[i, "basis"]),
             flagged=bool(r.flagged),
             batch_per_device=int(r.batch_per_device),
             allowed=bool(r.flagged) and allow_flagged,

@@ -31,6 +31,7 @@ import pandas as pd
 
 from gpuscale.advice.request_fields import RequestFields
 from gpuscale.advice.types import FINDINGS, Finding, Measure, Reading, Value, maybe, read_data
+from gpuscale.analysis.bench_sentences import speedup_over
 from gpuscale.quantities import (
     article,
     counted,
@@ -210,6 +211,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
+    "basis": lambda v, of: speedup_over(str(v)),  # the one-device step a speedup is over
     "file": lambda v, of: shlex.quote(str(v)) if v else "the bench results",  # as pasted
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
     "a_count": lambda v, of: with_article(format_count(_float(v))),  # a 7M, an 8.03B

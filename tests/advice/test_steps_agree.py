@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.api import advise_loaded
-from gpuscale.advice.explain.answer import lines as answer_lines
 from gpuscale.advice.explain.document import advice_view
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_sentences import bench_document
@@ -50,8 +49,7 @@ def _advised(path: Path, model: str) -> tuple[set[int], set[int]] | None:
             continue
         document = advice_view(advice, terminal=False, document=True).document
         explained = advice_view(advice, terminal=True, explain=True)
-        # the answer, said above the table, then the explanation under it
-        lines = "\n".join((str(explained.title), *answer_lines(advice), *explained.said))
+        lines = "\n".join((str(explained.title), *explained.said))
         return _asked(json.dumps(document)), _asked(lines)
     return None
 

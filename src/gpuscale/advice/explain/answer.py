@@ -174,7 +174,7 @@ def deciding_line(advice: AdviceView) -> str:
     measurement at the focus decides, said by the answer's first lines)."""
     d, kind = advice.decision, advice.deciding.kind
     if not d.holds or (kind == "measured" and advice.deciding.measured in advice.disagreements):
-        return ""  # the measurement at the focus is in the answer already
+        return ""  # the measurement at the focus opens the answer already
     strategy = issued(advice.calibration, d.focus.accelerators)  # the collectives there
     # ``m``: the measurement the focus rests on where the model's terms do not explain it
     said = {"d": d, "m": advice.deciding.measured, "strategy": advice.calibration.run.strategy}
@@ -308,10 +308,10 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
 def lines(advice: AdviceView) -> list[str]:
     strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
     with spelled_as(advice.keywords):  # as its reader names a request's fields
-        said = [  # the decision first, then what qualifies it
-            decision_line(advice),
+        said = [
             memory_said(advice.memory, strategy, n),
             *(sentence("disagreement", d=d) for d in advice.disagreements),
+            decision_line(advice),
             *advice.decision.warnings,
             deciding_line(advice),
             counts_line(advice, short=True),

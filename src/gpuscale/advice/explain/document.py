@@ -16,7 +16,6 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     issued,
-    lines,
     link_read,
     withheld,
     withheld_how,
@@ -88,8 +87,7 @@ def advice_view(
     result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
     """The predictions as a terminal shows them (``terminal`` False: CSV, the caveats as
-    notes; ``document``: -f json's; ``explain``: the explanation under the table, less the
-    answer's lines, which the command says first)."""
+    notes; ``document``: -f json's)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     title = table_title(result.calibration)
@@ -108,9 +106,7 @@ def advice_view(
             formats=TABLE["formats"],
             said=(sentence("table_more", n=len(result.caveats) or None),),
         )
-    # the answer (``answer.lines``) is said above the table: its lines are not repeated
-    answered = set(lines(result))
-    said = tuple(f"- {line}" for line in result.explanation if line not in answered)
+    said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
     held = () if frame["fits"].all() else ("fits",)  # as the default table shows it
     return TableView(worded, (*TABLE["explained"], *held), title, said=said)
 

@@ -124,6 +124,6 @@ def test_the_reports_check_says_the_same_figure(golden: Golden) -> None:
         assert ("OUTSIDE" in lines[0]) is not inside, lines[0]
         said = SAID.findall(lines[0])
         assert said == [f"{ADVICE_SPEEDUP:.2f}"], lines[0]  # the record's figure, alone
-        assert "no-sync step" in lines[0], lines[0]
+        assert "no-sync N = 1 step" in lines[0], lines[0]
         where = "inside" if inside else "outside"
         golden.check(VIEW, f"the report's check, {where}, the bench's ratio", lines[0])

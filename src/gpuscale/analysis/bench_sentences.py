@@ -6,6 +6,7 @@ json`` that carries both the numbers and these sentences."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -126,19 +127,17 @@ BASIS_CLAUSES = {
 # What a speedup set against the advice's prediction is over, by its basis
 # (``bench_scaling.SPEEDUP_BASES``): the one-device step the prediction models.
 BASIS_WORDS = {
-    "nosync": "over the N = 1 no-sync step (DDP's step less its own work, the prediction's one "
-    "device)",
-    "ddp": "over DDP's whole N = 1 step (the prediction's one device, no DDP work of its own "
-    "recorded)",
-    "bare": "over the bare module's N = 1 step (the prediction's one device)",
-    "fsdp": "over FSDP's whole N = 1 step (the prediction's one device, no faster bare module "
-    "timed)",
+    "nosync": "over the no-sync N = 1 step",  # DDP's step less its own work
+    "ddp": "over DDP's N = 1 step",  # where no DDP work of its own is recorded
+    "bare": "over the bare module's N = 1 step",
+    "fsdp": "over FSDP's N = 1 step",  # where no faster bare module was timed
 }
 
 
 def speedup_over(basis: str) -> str:
     """``basis`` in words (``nosync and bare``, runs of two benches: each, joined)."""
-    return "; ".join(BASIS_WORDS.get(b, f"over the N = 1 step ({b})") for b in basis.split(" and "))
+    bases = re.split(r", | and ", basis)  # as ``quantities.joined`` lists them
+    return "; ".join(BASIS_WORDS.get(b, f"over the N = 1 step ({b})") for b in bases)
 
 
 def terminal_label(column: str) -> str:

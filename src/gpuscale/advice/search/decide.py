@@ -38,6 +38,7 @@ from gpuscale.advice.types import (
     maybe,
 )
 from gpuscale.hardware.memory import MemoryCheck
+from gpuscale.quantities import joined
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 R = TypeVar("R")
@@ -297,7 +298,7 @@ def measured_counts(
                 speedups=tuple(m.speedup for m in runs),
                 measured_speedup=speedup,
                 inside=low <= speedup <= high,
-                basis=" and ".join(bases),
+                basis=joined(bases),
             )
         )
     return tuple(sorted(found, key=lambda c: c.accelerators))

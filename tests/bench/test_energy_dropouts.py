@@ -28,10 +28,10 @@ def test_a_reading_at_zero_watts_is_a_dropout_left_out_of_the_mean() -> None:
     # 20 readings a second for 1 s at 300 W, the 8th read 0 W (NVML's momentary zero)
     readings = [(0.05 * k, 0.0 if k == 7 else 300.0) for k in range(20)]
     got = sampled_power(readings, 0.0, 1.0)
-    assert got["power_w_mean"] == pytest.approx(300.0)  # averaged in, it was 285 W
-    assert got["energy_j"] == pytest.approx(300.0)
-    assert got["power_dropouts"] == 1
-    assert got["power_uncovered_s"] == 0.0
+    assert got.power_w_mean == pytest.approx(300.0)  # averaged in, it was 285 W
+    assert got.energy_j == pytest.approx(300.0)
+    assert got.power_dropouts == 1
+    assert got.power_uncovered_s == 0.0
 
 
 def test_a_stretch_without_readings_is_uncovered() -> None:
@@ -39,21 +39,21 @@ def test_a_stretch_without_readings_is_uncovered() -> None:
     # last 1.6 s are no measurement
     readings = [(0.05 * k, 250.0) for k in range(9)]
     got = sampled_power(readings, 0.0, 2.0)
-    assert got["power_dropouts"] == 1
-    assert got["power_uncovered_s"] == pytest.approx(1.6)
-    assert got["energy_j"] == pytest.approx(500.0)  # 250 W x 2 s: an estimate, flagged
+    assert got.power_dropouts == 1
+    assert got.power_uncovered_s == pytest.approx(1.6)
+    assert got.energy_j == pytest.approx(500.0)  # 250 W x 2 s: an estimate, flagged
     # a failed read (None) and a reading at 2 W inside a short stretch: two dropouts, no
     # stretch long enough to be uncovered
     short = [(0.0, 300.0), (0.05, None), (0.1, 2.0), (0.15, 300.0)]
     assert MAX_GAP_S > 0.15
     got = sampled_power(short, 0.0, 0.2)
-    assert (got["power_dropouts"], got["power_uncovered_s"]) == (2, 0.0)
+    assert (got.power_dropouts, got.power_uncovered_s) == (2, 0.0)
 
 
 def test_no_usable_reading_gives_no_energy() -> None:
     got = sampled_power([(0.0, 0.0), (0.05, 0.0)], 0.0, 0.1)
-    assert got["power_w_mean"] is None and got["energy_j"] is None
-    assert got["power_dropouts"] == 2
+    assert got.power_w_mean is None and got.energy_j is None
+    assert got.power_dropouts == 2
 
 
 class _ZeroEveryOther(FakeNvml):

@@ -28,7 +28,7 @@ import socket
 import sys
 import time
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
@@ -174,9 +174,21 @@ SAMPLE_PERIOD_S = 0.05
 MAX_GAP_S = 10 * SAMPLE_PERIOD_S
 
 
+@dataclass(frozen=True, slots=True)
+class SampledPower:
+    """A phase's sampled power (:func:`sampled_power`), its fields named as the meter's
+    summary records them: mean power (W) and energy (J), None where no reading is usable;
+    the dropouts counted and the seconds of the phase no usable reading covered."""
+
+    power_w_mean: float | None
+    energy_j: float | None
+    power_dropouts: int
+    power_uncovered_s: float
+
+
 def sampled_power(
     readings: list[tuple[float, float | None]], start: float, end: float
-) -> dict[str, object]:
+) -> SampledPower:
     """Mean power (W) and energy (J) of a phase from ``readings`` (time from
     ``time.perf_counter``, watts; None: the read failed) between ``start`` and ``end``,
     with its dropouts. A reading under ``plausibility.MIN_POWER_W`` (7 W: a tenth of the
@@ -192,12 +204,12 @@ def sampled_power(
     stretches = [b - a for a, b in pairwise(edges) if b - a > MAX_GAP_S]
     seconds = max(end - start, 1e-9)
     mean = sum(watts) / len(watts) if watts else None
-    return {
-        "power_w_mean": mean,
-        "energy_j": None if mean is None else mean * seconds,
-        "power_dropouts": dropouts + len(stretches),
-        "power_uncovered_s": min(sum(stretches), seconds),
-    }
+    return SampledPower(
+        power_w_mean=mean,
+        energy_j=None if mean is None else mean * seconds,
+        power_dropouts=dropouts + len(stretches),
+        power_uncovered_s=min(sum(stretches), seconds),
+    )
 
 
 class GpuMeter(Background):
@@ -260,7 +272,7 @@ class GpuMeter(Background):
             none = {"power_w_mean": None, "energy_j": None, "power_source": "energy counter"}
             uncovered = {"power_dropouts": 1, "power_uncovered_s": seconds}
             return {"gpu_util_pct_mean": util, **none, **uncovered}
-        sampled = sampled_power(self._power, self._start, self._end)
+        sampled = asdict(sampled_power(self._power, self._start, self._end))
         return {"gpu_util_pct_mean": util, **sampled, "power_source": "sampled power"}
 
 

@@ -220,7 +220,7 @@ def measured_count(record: type | None = None, **more: float) -> Any:
         speedups=(1.5,),
         measured_speedup=1.5,
         inside=False,
-        basis="bare",
+        basis=("bare",),
         **more,
     )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -16,6 +17,7 @@ from gpuscale.advice.calibrate.bench_basis import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.advice.search.decide import measured_counts
 from gpuscale.advice.types import Measured
+from gpuscale.analysis.bench_sentences import BASIS_WORDS
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -142,3 +144,14 @@ def test_weak_unflagged_runs_are_counted_as_what_they_are(golden: Golden) -> Non
     (line,) = against_measured((count,))
     assert "2 unflagged runs" in line and "trusted" not in line, line
     golden.check(VIEW, "two weak unflagged runs", line)
+
+
+def test_runs_over_two_bases_keep_each_basis_and_say_each() -> None:
+    """Runs of two benches at one count, each over its own N = 1 step: the record keeps
+    each basis id (sorted, as ``-f json`` lists them); the sentence says each in words."""
+    runs = _runs([(150.0, False), (170.0, False)])
+    mixed = [replace(m, basis=b) for m, b in zip(runs, ("nosync", "bare"), strict=True)]
+    (count,) = measured_counts(_predictions(), mixed)
+    assert count.basis == ("bare", "nosync")
+    (line,) = against_measured((count,))
+    assert f"{BASIS_WORDS['bare']}; {BASIS_WORDS['nosync']}:" in line, line

@@ -61,7 +61,7 @@ def test_the_longer_run_measured_is_set_against_the_prediction() -> None:
     assert at_two["accelerators"] == 2 and not at_two["inside"]
     assert at_two["speedups"] == [at_two["measured_speedup"]]  # the 30-step run alone
     # 0.423x over its N = 1 no-sync step (the prediction's one device), 0.335x over the bare
-    assert 0.4 < at_two["measured_speedup"] < 0.45 and at_two["basis"] == "nosync"
+    assert 0.4 < at_two["measured_speedup"] < 0.45 and at_two["basis"] == ["nosync"]
     assert [d["accelerators"] for d in advice["disagreements"]] == [2]
 
 

@@ -86,7 +86,7 @@ def _found(frame: pd.DataFrame, miss: float) -> MeasuredCount:
         speedups=tuple(m.speedup for m in runs),
         measured_speedup=predicted * miss,
         inside=False,
-        basis="bare",
+        basis=("bare",),
     )
 
 

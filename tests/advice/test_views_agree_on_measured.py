@@ -71,7 +71,7 @@ def test_every_view_says_the_json_figure_of_a_measured_count(tmp_path: Path, run
     assert count["accelerators"] == 2
     # over the N = 1 no-sync step (DDP's 1.664 ms less its own 0.6 ms), the one device the
     # prediction models (its phases, ONE_MS), not analyze --bench's ratio over the bare step
-    assert count["basis"] == "nosync"
+    assert count["basis"] == ["nosync"]  # the bases, a list in JSON
     assert figure == pytest.approx(2 * ONE_MS / run_ms, rel=1e-6)
     outside = [d for d in doc["disagreements"] if d["accelerators"] == 2]
     assert bool(outside) is not count["inside"]

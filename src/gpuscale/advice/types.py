@@ -268,7 +268,7 @@ class MeasuredCount:
     speedups: tuple[float, ...]  # of each of ``runs``, against its N = 1 run
     measured_speedup: float  # the median of the runs used
     inside: bool  # within the predicted 80% interval
-    basis: str  # the runs' N = 1 step, the prediction's (bench_scaling.SPEEDUP_BASES)
+    basis: tuple[str, ...]  # the runs' N = 1 steps, the prediction's (SPEEDUP_BASES ids)
 
     def of(self, runs: tuple[Measured, ...]) -> list[float]:
         return [v for m, v in zip(self.runs, self.speedups, strict=True) if m in runs]

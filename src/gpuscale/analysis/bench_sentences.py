@@ -6,7 +6,6 @@ json`` that carries both the numbers and these sentences."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -134,9 +133,9 @@ BASIS_WORDS = {
 }
 
 
-def speedup_over(basis: str) -> str:
-    """``basis`` in words (``nosync and bare``, runs of two benches: each, joined)."""
-    bases = re.split(r", | and ", basis)  # as ``quantities.joined`` lists them
+def speedup_over(*bases: str) -> str:
+    """What a speedup is over, in words, by its ``bases`` (``SPEEDUP_BASES`` ids; runs of
+    two benches, ``nosync`` and ``bare``: each said, "; "-joined)."""
     return "; ".join(BASIS_WORDS.get(b, f"over the N = 1 step ({b})") for b in bases)
 
 

@@ -316,7 +316,7 @@ def measured_answer(
     if read:  # the runs the advice reads: each over the step its prediction models, as it says
         bases = speedups_as_predicted(scaling).loc[kept.index]
         kept = kept.assign(speedup=bases["speedup"])
-        head = f"measured speedup{of}, {speedup_over(joined(sorted(set(bases['basis']))))}"
+        head = f"measured speedup{of}, {speedup_over(*sorted(set(bases['basis'])))}"
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
         # and its evidence grade: never a weak run's speedup read as a finding
         measured_speedup(r)

@@ -152,6 +152,12 @@ def _floats(value: object) -> tuple[float, ...]:
     return value
 
 
+def _texts(value: object) -> tuple[str, ...]:
+    if not isinstance(value, tuple):  # a text alone would be said letter by letter
+        raise TypeError(f"{value!r} is not a tuple of words")
+    return tuple(map(str, value))
+
+
 def _float(value: object) -> float:
     if not isinstance(value, Real):  # numpy's numbers too
         raise TypeError(f"{value!r} is not a number")
@@ -211,7 +217,7 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is
-    "basis": lambda v, of: speedup_over(str(v)),  # the one-device step a speedup is over
+    "basis": lambda v, of: speedup_over(*_texts(v)),  # the one-device steps a speedup is over
     "file": lambda v, of: shlex.quote(str(v)) if v else "the bench results",  # as pasted
     "a": lambda v, of: f"{article(str(v))} {v}",  # an H100, a B200
     "a_count": lambda v, of: with_article(format_count(_float(v))),  # a 7M, an 8.03B

@@ -38,7 +38,6 @@ from gpuscale.advice.types import (
     maybe,
 )
 from gpuscale.hardware.memory import MemoryCheck
-from gpuscale.quantities import joined
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 R = TypeVar("R")
@@ -281,7 +280,7 @@ def measured_counts(
         kept = tuple(m for m in runs if not m.flagged or m.allowed)
         used = kept or tuple(runs)
         speedup = float(pd.Series([m.speedup for m in used], dtype=float).median())
-        bases = sorted({m.basis for m in used})  # one, but for files mixing benches
+        bases = tuple(sorted({m.basis for m in used}))  # one, but for files mixing benches
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         found.append(
             MeasuredCount(
@@ -298,7 +297,7 @@ def measured_counts(
                 speedups=tuple(m.speedup for m in runs),
                 measured_speedup=speedup,
                 inside=low <= speedup <= high,
-                basis=joined(bases),
+                basis=bases,
             )
         )
     return tuple(sorted(found, key=lambda c: c.accelerators))

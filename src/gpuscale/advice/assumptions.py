@@ -22,7 +22,6 @@ from gpuscale.hardware.links import ASSUMED_CLASS_SAID, PRESETS
 
 if TYPE_CHECKING:
     from gpuscale.advice.model.convergence import Convergence
-    from gpuscale.advice.request import AdviceRequest
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
 _SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
@@ -70,20 +69,18 @@ SLOWDOWN = "factor: the no-sync step at N over N = 1, at the largest N measured"
 OVERLAP_PRIOR = Finding.of(K.OVERLAP_BASIS, case="prior")
 
 
-def of_calibration(
-    cal: Calibration, req: AdviceRequest, converging: Convergence
-) -> tuple[Assumption, ...]:
+def of_calibration(cal: Calibration, converging: Convergence) -> tuple[Assumption, ...]:
     """Every term of ``cal`` as an assumption, in the order said: the machine's, the fixed
     cost, the bench's terms (``cal.bench``; None: by numbers) or the numbers' N > 1 terms, the
     link class, the convergence, the input pipeline; each measure as the bench file runs it
     (the fixed cost's is the bench file's run already)."""
     link_class = _link_class(cal.machine.network.intra.name)
     if cal.bench is not None:
-        own = _own_work(cal, req, cal.bench)
-        terms = (_overlap(cal, req), own, _wait(cal, cal.bench), link_class)
+        own = _own_work(cal, cal.bench)
+        terms = (_overlap(cal), own, _wait(cal, cal.bench), link_class)
     else:  # what numbers leave unmeasured at N > 1: the overlap, the priors
-        terms = (link_class, _overlap(cal, req), *cal.said.priors_said)
-    convergence, fixed, pipeline = _convergence(cal, req, converging), _fixed(cal), input_pipeline()
+        terms = (link_class, _overlap(cal), *cal.said.priors_said)
+    convergence, fixed, pipeline = _convergence(cal, converging), _fixed(cal), input_pipeline()
     power = _power(cal)
     # on nodes given every count takes the multi-node class's terms: none reads the link's
     read = cal.machine.one_device_class != "multinode"
@@ -134,14 +131,14 @@ def _fixed(cal: Calibration) -> tuple[Assumption, ...]:
     return (assumed,)
 
 
-def _overlap(cal: Calibration, req: AdviceRequest) -> Assumption:
+def _overlap(cal: Calibration) -> Assumption:
     """The share of communication backward hides: ``cal.run.overlap``, else the prior's for
     the link classes of the machine's network (within a node; across nodes where it has them;
     each count's in ``at`` where they differ), all but the last bucket; given as an option or
     measured by the bench, else why nothing measured it (the multi-device run flagged, no
     communication, none)."""
     value = cal.run.overlap
-    given = req.overlap is not None
+    given = cal.asked.overlap_given
     measured = given or (cal.bench is not None and cal.bench.overlap_measured)
     classes = dict(cal.machine.count_classes)  # each count's link class, as built
     within = assumed_overlap(classes.get(1))  # the node's ring's (one device: the node's link)
@@ -211,13 +208,13 @@ def _link_class(link_name: str) -> Assumption | None:
     )
 
 
-def _own_work(cal: Calibration, req: AdviceRequest, bench: Bench) -> Assumption:
+def _own_work(cal: Calibration, bench: Bench) -> Assumption:
     """The strategy's own work per step (``bench.own_ms``): measured where the runs were the
     strategy predicted (fitted where carried from the family member ``of`` of a --params
     model; FSDP's inside the fixed cost), else DDP's prior, another strategy's none."""
     benched, model = cal.run.strategy, cal.runs.own_model
-    asked = req.strategy or benched
-    of = bench.bench_model if req.params is not None else ""
+    asked = cal.asked.strategy or benched
+    of = bench.bench_model if cal.asked.params_given else ""
     # a command bench would refuse is no way to measure it: the strategies it runs instead
     runs = {"runs": asked in BENCHED, "benched": BENCHED}
     command = Measure(Finding.of(K.MEASURE_OWN_WORK, model=model or "MODEL", asked=asked, **runs))
@@ -310,12 +307,12 @@ def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) 
     )
 
 
-def _convergence(cal: Calibration, req: AdviceRequest, converging: Convergence) -> Assumption:
+def _convergence(cal: Calibration, converging: Convergence) -> Assumption:
     """The samples to converge at a larger global batch: the model's (given or measured),
     else the same as at the batch given, with what would measure it."""
     model = converging.model
     if model is not None:
-        given = req.workload is not None or req.noise_scale is not None
+        given = cal.asked.convergence_given
         noise_scale = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
         return Assumption(
             term=TermId.CONVERGENCE,

@@ -9,7 +9,7 @@ from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.network import MeasuredComm
 from gpuscale.advice.model.priors import DEFAULT_BUCKET_MB, StepError
 from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.records import Assumption
+from gpuscale.advice.records import Asked, Assumption
 from gpuscale.advice.types import Finding, FindingKind, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
@@ -324,6 +324,7 @@ class Calibration:
     said: Said = field(default_factory=Said)
     search: Search = field(default_factory=Search)
     bench: Bench | None = None
+    asked: Asked = field(default_factory=Asked)
 
     def at(self, changes: dict[str, dict[str, object]]) -> Calibration:
         parts = {name: replace(getattr(self, name), **fields) for name, fields in changes.items()}

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from gpuscale.hardware.memory import MemoryCheck
+    from gpuscale.hardware.transformer import ShapeNumbers
 
 
 TERM_NAMES = {
@@ -30,6 +31,22 @@ TERM_NAMES = {
     TermId.LINK_CLASS: "Link class",
     TermId.POWER: "Power",
 }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Asked:
+    """What the request set itself, read once from it (``calibrate.build``), as the memory
+    check and each term's source (given, measured or assumed) read it: a name None and a flag
+    False where the request left it to the data or a default."""
+
+    strategy: str | None = None  # None: as benched
+    optimizer: str | None = None
+    precision: str | None = None
+    devices_per_node: int | None = None  # the nodes' size asked
+    overlap_given: bool = False
+    params_given: bool = False  # a model given by its size (--params), its family's bench
+    convergence_given: bool = False  # a workload's reference runs or a noise scale named
+    shape: ShapeNumbers | None = None  # a transformer's shape given, its numbers
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,9 @@ def from_bench(
         run = bench_options(row)  # the run's options, on the results file where one was read
         if out is not None:
             run += f" --out {out}"
+    # its N > 1 speedups, of runs like the one advised
+    like = (group, device_name, req.strategy)
+    speedups = tuple(measured_runs(bench, own, req.allow_flagged, like))
     weak, evidence = weak_runs(
         longest(table[hardware]),
         rests_on,
@@ -103,10 +106,9 @@ def from_bench(
         per_node=machine.network.per_node if machine.network.inter else None,  # the question's
     )
     multi = bench[(bench["model"] == own) & (bench["accelerators"] > 1)]
-    like = (group, device_name, req.strategy)
     runs = replace(
         cal.runs,
-        measured=tuple(measured_runs(bench, own, req.allow_flagged, like)),
+        measured=speedups,
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),

@@ -19,9 +19,11 @@ from gpuscale.advice.calibrate.rows import CalibrationError, usable
 from gpuscale.advice.calibration import BenchHost, Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked
+from gpuscale.advice.records import Asked
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.hardware.links import PRESETS, implied_device
+from gpuscale.hardware.transformer import ShapeNumbers
 from gpuscale.interconnect.measured import MeasuredCurves
 from gpuscale.interconnect.network import Link
 from gpuscale.interconnect.topology import Topology
@@ -78,6 +80,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     said as warnings."""
     bench = data.bench
     numbers = request.shape_numbers  # a transformer's, counted once
+    asked_by = _asked(request, numbers)  # what the memory check and the terms read of it
     # the model: calibrated on the bench's rows an advice may use, on the machine of the
     # host benched; else from the numbers given, on the machine asked
     host = None
@@ -114,6 +117,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
         cal, rate = from_numbers(machine, said, request, numbers)
     else:
         cal, rate = from_bench(machine, said, request, bench, runs_used, calibrated)
+    cal = replace(cal, asked=asked_by)
     # the rate against the peak: unchecked without one, impossible above it; the numbers
     # the request typed that cannot be true (every rate and typed warning is one)
     unchecked, impossible = checked(rate)
@@ -207,7 +211,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     }
     # checked on the run searched: a shape's activations follow each count's micro-batch
     searched = cal.at({"run": asked, "search": {"convergence": convergence}})
-    held = memory_check(request, searched, bench, numbers)
+    held = memory_check(searched, bench)
     if held.memory is None and request.device_name:  # a device named of no memory recorded
         closest = request.hardware.device.closest or None  # a name the catalogue lacks
         unheld = Finding.of(
@@ -235,7 +239,7 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
     return replace(cal, machine=held).at(
         {
             "run": asked,
-            "said": {"assumptions": of_calibration(bucketed, request, converging)},
+            "said": {"assumptions": of_calibration(bucketed, converging)},
             "search": {
                 "convergence": convergence,
                 "samples": request.samples_to_train,
@@ -247,4 +251,18 @@ def build(request: AdviceRequest, data: AdviceData) -> Calibration:
                 "ends": tuple(ends),
             },
         }
+    )
+
+
+def _asked(request: AdviceRequest, shape: ShapeNumbers | None) -> Asked:
+    """What ``request`` set itself, as the calibration keeps it; ``shape``: its shape's numbers."""
+    return Asked(
+        strategy=request.strategy,
+        optimizer=request.optimizer,
+        precision=request.precision,
+        devices_per_node=request.devices_per_node,
+        overlap_given=request.overlap is not None,
+        params_given=request.params is not None,
+        convergence_given=request.workload is not None or request.noise_scale is not None,
+        shape=shape,
     )

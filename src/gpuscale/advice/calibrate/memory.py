@@ -13,7 +13,6 @@ import pandas as pd
 from gpuscale.advice.calibrate.fits import per_batch
 from gpuscale.advice.calibration import Calibration, Machine
 from gpuscale.advice.model.hardware import DeviceRecord
-from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, trusted_runs
 from gpuscale.advice.types import FindingKind as K
 from gpuscale.hardware.capacity import (
@@ -23,7 +22,6 @@ from gpuscale.hardware.capacity import (
     usable_share,
 )
 from gpuscale.hardware.memory import STRATEGIES, MemoryCheck, check
-from gpuscale.hardware.transformer import ShapeNumbers
 
 
 def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float | None:
@@ -74,12 +72,7 @@ def largest_batch(
     return max(found, int(batch_hi)), how
 
 
-def memory_check(
-    request: AdviceRequest,
-    cal: Calibration,
-    bench: pd.DataFrame | None,
-    numbers: ShapeNumbers | None = None,
-) -> Machine:
+def memory_check(cal: Calibration, bench: pd.DataFrame | None) -> Machine:
     """The machine with the memory check of the model advised on ``machine.memory_device``
     (None: a device of unknown memory) and the numbers its words rest on. Where the search
     tries smaller batches (a convergence model, the global batch not kept), a shape's
@@ -107,12 +100,13 @@ def memory_check(
             peak_gb = float(peaks.median()) / BYTES_PER_GB
     if memory is None:
         return machine
-    strategy = request.strategy or cal.run.strategy
+    strategy, asked = cal.run.strategy, cal.asked  # the run searched: the strategy asked
+    numbers = asked.shape
 
     def checked_at(micro: dict[int, int]) -> tuple[MemoryCheck, float | None]:
         return check(
             spec.params,
-            asked=(request.optimizer, request.precision),
+            asked=(asked.optimizer, asked.precision),
             benched=bench is not None,
             peak_gb=peak_gb,
             shape=numbers,
@@ -120,7 +114,7 @@ def memory_check(
             strategy=strategy,
             memory=memory,
             counts=counts,
-            per_node=machine.network.per_node or request.devices_per_node,
+            per_node=machine.network.per_node or asked.devices_per_node,
         )
 
     tried = cal.tried_batches

@@ -218,18 +218,22 @@ def test_a_withheld_count_is_decided_by_the_term_that_moves_it() -> None:
 
 def test_explain_folds_at_a_terminals_width_and_a_log_keeps_each_sentence() -> None:
     """``--explain`` on a 100-column terminal: no line wider (its sentences ran to 500
-    columns, the dropped columns' note to 117); piped, one line per sentence of the JSON's
-    ``explanation`` (a log is grepped by sentence)."""
+    columns, the dropped columns' note to 117); piped, the answer first, then one line per
+    sentence of the JSON's ``explanation`` the answer did not say (a log is grepped by
+    sentence)."""
     args = ["advise", *CASES["bench"], "--explain"]
     tty = {"COLUMNS": "100", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
     folded = CliRunner().invoke(app, args, env=tty)
     assert folded.exit_code == 0, folded.output
     plain = re.sub(r"\x1b\[[0-9;]*m", "", folded.output)
     assert max(len(line) for line in plain.splitlines()) <= 100
-    piped = _run(*CASES["bench"], "--explain")
-    said = json.loads(_run(*CASES["bench"], "-f", "json"))["explanation"]
-    assert sum(line.startswith("- ") for line in piped.splitlines()) == len(said)
-    assert all(f"- {sentence}" in piped.splitlines() for sentence in said)
+    piped = _run(*CASES["bench"], "--explain").splitlines()
+    document = json.loads(_run(*CASES["bench"], "-f", "json"))
+    said, answer = document["explanation"], document["answer"]
+    assert answer[0].startswith(piped[0])  # the answer opens it
+    bullets = [line.removeprefix("- ") for line in piped if line.startswith("- ")]
+    assert bullets == [sentence for sentence in said if sentence not in answer]
+    assert len(bullets) < len(said)  # the answer's own lines said once
 
 
 @pytest.mark.parametrize("case", ["study", "bench"])

@@ -47,7 +47,8 @@ def test_the_headline_names_the_model_and_why_the_larger_was_not_used(tmp_path: 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if line.strip()]
-    assert "mlp-1m" in lines[0]  # the title
+    title = next(line for line in lines if line.startswith("predicted"))  # under the answer
+    assert "mlp-1m" in title
     advice = gpuscale.advise(bench=path, max_devices=2, link="pcie-phb")
     first = advice.explanation[0]
     assert "mlp-1m" in first and largest in first and "loss not finite" in first

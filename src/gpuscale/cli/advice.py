@@ -27,7 +27,9 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
     from gpuscale.advice.explain.answer import shown  # lazy: as advise_loaded
     from gpuscale.advice.explain.document import advice_view
 
-    # the answer first (COLUMNS wide, at most 100), then the table; or CSV, or JSON (the whole)
-    table, explain = fmt is Format.table, request.explain
-    say(shown(result, out.width) if table and not explain else ())
-    show(advice_view(result, terminal=table, document=fmt is Format.json, explain=explain), fmt)
+    # the answer first (COLUMNS wide, at most 100), then the table (--explain: and the rest);
+    # or CSV, or JSON (the whole)
+    table = fmt is Format.table
+    say(shown(result, out.width) if table else ())
+    view = advice_view(result, terminal=table, document=fmt is Format.json, explain=request.explain)
+    show(view, fmt)

@@ -16,6 +16,7 @@ from gpuscale.advice.calibration import Calibration
 from gpuscale.advice.explain.answer import (
     AdviceView,
     issued,
+    lines,
     link_read,
     withheld,
     withheld_how,
@@ -87,7 +88,8 @@ def advice_view(
     result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
     """The predictions as a terminal shows them (``terminal`` False: CSV, the caveats as
-    notes; ``document``: -f json's)."""
+    notes; ``document``: -f json's); ``explain``: every column and the explanation under the
+    table, less the lines of the answer (``answer.shown``) said above it."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     title = table_title(result.calibration)
@@ -106,7 +108,9 @@ def advice_view(
             formats=TABLE["formats"],
             said=(sentence("table_more", n=len(result.caveats) or None),),
         )
-    said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
+    # under the answer said above the table: the explanation less the answer's own lines
+    answer = set(lines(result))
+    said = tuple(f"- {line}" for line in result.explanation if line not in answer)
     held = () if frame["fits"].all() else ("fits",)  # as the default table shows it
     return TableView(worded, (*TABLE["explained"], *held), title, said=said)
 

@@ -94,7 +94,7 @@ def test_a_faster_than_linear_count_says_the_generation_and_stack_its_support_cr
     csv = runner.invoke(app, [*asked, "-f", "csv"]).stdout.splitlines()[0].split(",")
     assert set(CROSSING_COLUMNS) <= set(csv)
     said = " ".join(runner.invoke(app, asked).stdout.split())
-    (line,) = re.findall(r"32: more than linear, .*?(?= picked by: | How each count)", said)
+    (line,) = re.findall(r"32: more than linear, .*?(?= picks | How each count)", said)
     golden.check(VIEW, "BERT on 16 and 32 RTX 4090: the support crosses", line)
 
 
@@ -141,12 +141,19 @@ def test_picked_by_says_what_it_picked_over(golden: Golden) -> None:
     last = max(n for n in e if e[n] >= floor)
     (picked,) = [r for r in result.rows if "E' >= 0.8 x best" in r["stops_paying"]]
     assert int(picked["accelerators"]) == last == 32
+    # the record of the picks: each count with the criteria the rows' column gives it
+    assert picks["picked"] == [
+        {"accelerators": int(r["accelerators"]), "by": r["stops_paying"].split(", ")}
+        for r in result.rows
+        if r["stops_paying"]
+    ]
     said = " ".join(runner.invoke(app, ["plan", "-w", "bert", "-a", "H100"]).stdout.split())
-    (line,) = re.findall(r"picked by: over .*?count\.", said)
+    (line,) = re.findall(r"picks .*?count\.", said)
     assert "at the 6 counts asked without a flag (8 to 256)" in line
     golden.check(VIEW, "BERT on H100 at 8 to 256: what picked by picked over", line)
     one = plan_result(PlanRequest(workload="bert", accelerator="H100", devices="8"), default_fits())
     assert one.model["picks"] == {}  # one count: nothing picked over
+    assert (one.model["no_pick"]["why"], one.model["no_pick"]["unflagged"]) == ("one_count", [8])
 
 
 def test_analyze_says_the_best_e_prime_its_threshold_is_against(golden: Golden) -> None:

@@ -32,8 +32,8 @@ def test_explain_shows_every_column_but_those_said_in_lines() -> None:
     )
     leans = [line for line in said if " on: " in line.split(",")[0]]
     assert len(leans) == len(records)  # a "lean on" line per count with a time
-    # and one of what "picked by" picked over, where a count is picked
-    assert said[len(leans) :] == [said[-1]] and said[-1].startswith("picked by: over the plan")
+    # and one of the counts picked, by what and over what, where a count is picked
+    assert said[len(leans) :] == [said[-1]] and said[-1].startswith("picks ")
 
 
 def test_a_submitter_is_not_written_twice_before_its_system_name() -> None:

@@ -303,6 +303,15 @@ def batch_flag(beyond: Facts | None, workload: str) -> str:
     )
 
 
+def below_fewest(point: PlanRow, data: Reach) -> bool:
+    """Whether ``point`` (``predict_point``) plans fewer samples per device than any result
+    of the workload ran (:class:`Reach`, beyond float rounding); False where its batch is
+    not known."""
+    return point["global_batch"] / int(point["accelerators"]) < data.per_device_batch * (
+        1 - FLOAT_SLACK
+    )
+
+
 def batch_below(
     fits: Fits,
     workload: str,
@@ -324,11 +333,10 @@ def batch_below(
     data = data or reach(fits["workloads"][workload])
     by, round_name, results = data.least_by
     n = int(point["accelerators"])
-    per = point["global_batch"] / n
-    if not results or not per < data.per_device_batch * (1 - FLOAT_SLACK):
+    if not results or not below_fewest(point, data):
         return None
     return {
-        "batch_per_accelerator": per,
+        "batch_per_accelerator": point["global_batch"] / n,
         "least_per_accelerator": data.per_device_batch,
         "family": by,
         "round": round_name,

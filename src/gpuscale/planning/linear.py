@@ -33,9 +33,9 @@ from gpuscale.tables import measures
 # The flag of a row planned faster than linear where no measured result was (no count in
 # it: rows group by reason, the sentence under the table gives each count's numbers).
 UNSUPPORTED = (
-    "more than linear: planned faster than a smaller count asked by more than the devices "
-    "added, and no submitter's own results of a family in one round ran more than linearly "
-    "between those counts (or from an octave out): the model's line, not a finding"
+    "more than linear: over a smaller count asked, and no submitter's own results of one "
+    "family in one round ran so between those counts (or an octave out): the model's line, "
+    "not a finding"
 )
 
 

@@ -19,6 +19,7 @@ from gpuscale.planning.limits import (
     batch_below_flag,
     batch_beyond,
     batch_flag,
+    below_fewest,
     below_floor,
     far_flag,
     global_batch_beyond,
@@ -42,7 +43,7 @@ from gpuscale.planning.records import (
     WorkloadFit,
     systems_of,
 )
-from gpuscale.planning.request import PlanRequest
+from gpuscale.planning.request import MAX_DEVICES, PlanRequest
 from gpuscale.planning.thin import thin_columns
 from gpuscale.planning.words import (
     borrowed_line,
@@ -102,10 +103,11 @@ def leaned_on(
 
 def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list, Facts]:
     """(on the Pareto front, the criteria picking each count, what they picked over) over
-    the counts asked: ``among`` the counts, E' against the plan at the first,
-    ``reference``, the threshold's ``best`` count and its E' (``best_normalized_efficiency``),
-    so a reader sees why ``gpuscale analyze``, over one round's measured systems against its
-    reference system, can pick another count."""
+    the counts asked: ``picked``, each count picked with its criteria, ``among`` the
+    counts, E' against the plan at the first, ``reference``, the threshold's ``best``
+    count and its E' (``best_normalized_efficiency``), so a reader sees why ``gpuscale
+    analyze``, over one round's measured systems against its reference system, can pick
+    another count."""
     if not n:
         return [], [], {}
     speedups = [measures.speedup(minutes[0], t) for t in minutes]
@@ -129,6 +131,8 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     front = criteria.pareto_mask(minutes, hours)
     best = max(range(len(n)), key=lambda i: normalised[i])
     over = {
+        # each count picked and the criteria picking it, smallest count first
+        "picked": [{"accelerators": int(n[i]), "by": picks[i]} for i in sorted(picks)],
         "among": [int(x) for x in n],
         "reference": int(n[0]),
         "best": int(n[best]),
@@ -310,6 +314,80 @@ def _rows(points: list[dict], request: PlanRequest, fits: Fits, workload: str, f
     return rows, over
 
 
+def _planned(
+    counts: list[int], request: PlanRequest, fits: Fits, workload: str, family: str
+) -> tuple[list[PlanRow], Facts]:
+    """The rows of the plan of ``request`` at ``counts`` and what its picks picked over."""
+    points = [predict_point(fits, workload, family, c) for c in counts]
+    return _rows(points, replace(request, devices=tuple(counts)), fits, workload, family)
+
+
+def _unflagged(rows: list[PlanRow]) -> list[int]:
+    """The counts with a time and no flag: those the picks are among."""
+    return [
+        int(r["accelerators"])
+        for r in rows
+        if not r["flags"] and math.isfinite(r["time_to_train_min"])
+    ]
+
+
+# the octaves around a count asked tried for counts that let a plan pick (x1/16 to x16)
+_OCTAVES = (-4, -3, -2, -1, 1, 2, 3, 4)
+_MORE_TRIED = 3  # added counts tried beyond the fewest a pick needs (two to compare)
+
+
+def _more_counts(
+    rows: list[PlanRow], request: PlanRequest, fits: Fits, workload: str, family: str
+) -> list[int]:
+    """The counts asked with the fewest counts added whose plan picks one: the added from
+    the counts any result of the workload ran and the smallest and the largest count asked
+    without a flag (of any count asked, where none is unflagged) halved or doubled up to
+    4 times, those planned without a flag among them all, the halved or doubled first,
+    then the nearest (in log2), the larger on a tie; [] where none of those lets it pick."""
+    asked = [int(r["accelerators"]) for r in rows]
+    anchors = _unflagged(rows) or asked
+    near = {round(c * 2.0**j) for c in (min(anchors), max(anchors)) for j in _OCTAVES}
+    workload_fit = fits["workloads"][workload]
+    ran = {int(e[3]) for f in workload_fit["families"].values() for e in f["systems"]}
+    pool = {c for c in near | ran if 1 <= c <= MAX_DEVICES} - set(asked)
+    # a count below the fewest samples per device run is flagged whatever else is asked
+    # (and searching for its nearest smaller count that keeps them costs a plan each)
+    data = reach(workload_fit)
+    pool = {c for c in pool if not below_fewest(predict_point(fits, workload, family, c), data)}
+    if not pool:
+        return []
+    tried, _ = _planned(sorted(set(asked) | pool), request, fits, workload, family)
+    added = sorted(
+        (c for c in _unflagged(tried) if c in pool),
+        key=lambda c: (c not in near, min(abs(math.log2(c / a)) for a in anchors), -c),
+    )
+    need = 2 - len(_unflagged(rows))  # two counts to compare
+    for k in range(need, min(len(added), need + _MORE_TRIED) + 1):
+        counts = sorted(set(asked) | set(added[:k]))
+        if _planned(counts, request, fits, workload, family)[1]:
+            return counts
+    return []
+
+
+def no_pick(
+    rows: list[PlanRow], request: PlanRequest, fits: Fits, workload: str, family: str
+) -> Facts:
+    """Why the plan picks no count, as a record: ``why`` ``one_count`` (one count with a time
+    and no flag: nothing to compare it with), ``all_flagged`` (every count with a time
+    flagged) or ``no_time`` (no count has one); the counts asked ``unflagged``,
+    ``flagged`` (with a time) and ``untimed``; ``more``, the counts to ask for a pick
+    (:func:`_more_counts`; [] where none was found)."""
+    unflagged = _unflagged(rows)
+    timed = [int(r["accelerators"]) for r in rows if math.isfinite(r["time_to_train_min"])]
+    return {
+        "why": "one_count" if unflagged else "all_flagged" if timed else "no_time",
+        "unflagged": unflagged,
+        "flagged": [c for c in timed if c not in unflagged],
+        "untimed": [int(r["accelerators"]) for r in rows if int(r["accelerators"]) not in timed],
+        "more": _more_counts(rows, request, fits, workload, family),
+    }
+
+
 def plan_result(
     request: PlanRequest,
     fits: Fits,
@@ -392,6 +470,9 @@ def plan_result(
         # what ``stops_paying`` picked over: the counts, E' against which, the best E'
         # (``_marks``); {} where fewer than two counts take part
         "picks": picked_over,
+        # why no count is picked, and the counts that would let it pick (``no_pick``);
+        # None where one is
+        "no_pick": None if picked_over else no_pick(rows, request, fits, workload, family),
         # per class of the rows: how often its 80% intervals covered past forecasts
         "interval_coverage": coverage_facts(coverage, rows),
     }

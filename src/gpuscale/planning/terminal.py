@@ -145,20 +145,50 @@ def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
 
 
 def picks_line(result: PlanResult) -> list[str]:
-    """What the "picked by" column picked over (the plan's ``model["picks"]``), in a line,
-    and why ``gpuscale analyze`` can pick another count; none where no count is picked."""
+    """Which counts the plan picks and by what, over what (the plan's ``model["picks"]``),
+    and why ``gpuscale analyze`` can pick another count; where it picks none, why
+    (``model["no_pick"]``) and the counts that would let it pick."""
     over = result.model.get("picks") or {}
-    if not any(row["stops_paying"] for row in result.rows) or not over:
-        return []
+    if not over.get("picked"):
+        return no_pick_line(result.model.get("no_pick"))
     among = over["among"]
+    picked = joined(f"{p['accelerators']:,} ({', '.join(p['by'])})" for p in over["picked"])
     return [
-        f"{PICKED_BY}: over the plan's times at the {len(among)} counts asked without a flag "
-        f"({among[0]:,} to {among[-1]:,}), E' against the plan at {over['reference']:,}, the "
-        f"threshold against the best E', {over['best_normalized_efficiency']:.3f} at "
+        f"picks {picked}, over the plan's times at the {len(among)} counts asked without a "
+        f"flag ({among[0]:,} to {among[-1]:,}), E' against the plan at {over['reference']:,}, "
+        f"the threshold against the best E', {over['best_normalized_efficiency']:.3f} at "
         f"{over['best']:,}; gpuscale analyze picks over one round's measured systems (the "
         "fastest at each count, E' against its reference system), so it can pick another "
         "count."
     ]
+
+
+def no_pick_line(no_pick: Facts | None) -> list[str]:
+    """Why the plan picks no count (``result.no_pick``: the counts it is about) and the
+    ``-n`` that lets it pick; none where a count is picked."""
+    if not no_pick:
+        return []
+    counts = {k: joined(f"{c:,}" for c in no_pick[k]) for k in ("unflagged", "flagged", "untimed")}
+    others = "; ".join(
+        f"{counts[k]} {said}"
+        for k, said in (("flagged", "flagged"), ("untimed", "without a time"))
+        if no_pick[k]
+    )
+    why = {
+        "one_count": f"{counts['unflagged']} is the only count asked"
+        + (f" without a flag ({others})" if others else "")
+        + ": nothing to compare it with",
+        "all_flagged": f"every count asked is flagged or without a time ({others})",
+        "no_time": f"no count asked ({counts['untimed']}) has a time",
+    }[no_pick["why"]]
+    more = no_pick["more"]
+    then = (
+        f"-n {','.join(map(str, more))} lets it pick"
+        if more
+        else "no count tried besides those asked (those the workload's results ran, and up to 4 "
+        "halvings and doublings) lets it pick"
+    )
+    return [f"no pick: {why}; {then}."]
 
 
 def nearest_text(nearest: list[Facts]) -> str:

@@ -21,21 +21,24 @@ from .test_ingest import good_round
 TOP = "training_results_v4.1-main"
 
 
-def _download(tmp_path: Path, kind: str, name: str) -> Path:
-    files = good_round().files
+def _download(tmp_path: Path, kind: str, name: str, top: str = TOP) -> Path:
+    """The round's files in an archive ``name.kind`` under the folder ``top`` ("": none)."""
+    files = {f"{top}/{rel}" if top else rel: data for rel, data in good_round().files.items()}
     path = tmp_path / f"{name}.{kind}"
     if kind == "zip":
         with zipfile.ZipFile(path, "w") as archive:
-            archive.writestr(f"{TOP}/", b"")  # GitHub's archives list the folder first
+            if top:
+                archive.writestr(f"{top}/", b"")  # GitHub's archives list the folder first
             for rel, data in files.items():
-                archive.writestr(f"{TOP}/{rel}", data)
+                archive.writestr(rel, data)
         return path
     with tarfile.open(path, "w:gz") as archive:
-        folder = tarfile.TarInfo(TOP)
-        folder.type = tarfile.DIRTYPE
-        archive.addfile(folder)
+        if top:
+            folder = tarfile.TarInfo(top)
+            folder.type = tarfile.DIRTYPE
+            archive.addfile(folder)
         for rel, data in files.items():
-            info = tarfile.TarInfo(f"{TOP}/{rel}")
+            info = tarfile.TarInfo(rel)
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
     return path
@@ -63,3 +66,18 @@ def test_the_command_reads_a_download_without_round(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["scores", str(path), "-f", "csv"])
     assert result.exit_code == 0, result.output
     assert "box8" in result.output and "v4.1" in result.output
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+@pytest.mark.parametrize("top", ["my results", "Acme", ""])
+def test_a_users_folder_packed_in_an_archive_scores_as_the_folder(
+    tmp_path: Path, kind: str, top: str
+) -> None:
+    """One's own folder packed as ``tar czf 'my results.tar.gz' 'my results'`` (the tree in
+    a folder of any name, here even an org's) or packed from inside it (no folder) scores as
+    the folder itself: the archive was refused, "no MLPerf results", for the folder it
+    wraps the tree in."""
+    unpacked = read_round(good_round().write_dir(tmp_path))
+    tables = read_round(_download(tmp_path, kind, "my results", top), "v4.1")
+    assert _scores(tables) == _scores(unpacked)
+    assert tables.problems.empty

@@ -58,6 +58,19 @@ def test_a_submitters_folder_asks_for_the_round_around_it(tmp_path: Path, golden
     refusal(golden, "one submitter's folder", caught, tmp_path)
 
 
+def test_a_folder_holding_the_round_one_level_down_names_that_folder(
+    tmp_path: Path, golden
+) -> None:
+    """An archive unpacked into a folder of its own name (``my results/my results/Acme``):
+    the refusal gives the folder one level down, where the submitters are."""
+    outer = tmp_path / "my results"
+    a_round(outer, "my results")
+    with pytest.raises(NoResultsError) as caught:
+        read_paths([outer], ["v4.1"])
+    assert str(outer / "my results") in str(caught.value)  # the folder to give instead
+    refusal(golden, "the round a folder down", caught, tmp_path)
+
+
 def test_a_folder_without_results_is_no_results(tmp_path: Path, golden) -> None:
     (tmp_path / "empty_v4.1").mkdir()
     with pytest.raises(NoResultsError) as caught:

@@ -95,6 +95,12 @@ def no_results(path: Path) -> str:
                 f"({quoted_path(path.parent)}), "
                 "with --round vX.Y if its name does not say the round"
             )
+        inner = [p for p in path.iterdir() if p.is_dir() and holds_submitters(p)]
+        if len(inner) == 1:  # an archive unpacked into a folder of its own name
+            return (
+                f"no MLPerf results in {quoted_path(path)} itself: its one folder of "
+                f"submitters' results is a level down; give {quoted_path(inner[0])}"
+            )
     return f"no MLPerf results in {quoted_path(path)}: {EXPECTED}"
 
 

@@ -48,8 +48,9 @@ def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
     with a ``corrupt archive`` note naming the last member read.
     """
     layout, skipped, budget = reading.layout, reading.skipped, reading.budget
+    wrapper = top_folder(path)  # a folder the tree may be wrapped in (``member_rel``)
     if path.name.lower().endswith(".zip"):
-        yield from _iter_zip(path, layout, skipped, budget)
+        yield from _iter_zip(path, layout, skipped, budget, wrapper)
         return
     stream = _decompressed(path)
     try:
@@ -63,7 +64,7 @@ def iter_archive(path: Path, reading: Reading) -> Iterator[Entry]:
     with tar:
         try:
             for member in tar:
-                entry = tar_entry(tar, member, layout, skipped, budget, path.name)
+                entry = tar_entry(tar, member, layout, skipped, budget, path.name, wrapper)
                 if entry is not None:
                     last = entry.path
                     yield entry
@@ -128,9 +129,11 @@ def tar_entry(
     skipped: list[Skipped],
     budget: Budget,
     where: str,
+    wrapper: str | None = None,
 ) -> Entry | None:
-    """The entry for a tar member the layout wants (its bytes read now), else None."""
-    rel = member_rel(member.name, layout, skipped)
+    """The entry for a tar member the layout wants (its bytes read now), else None;
+    ``wrapper``: the archive's first folder (``member_rel``)."""
+    rel = member_rel(member.name, layout, skipped, wrapper, member.isdir())
     if rel is None:
         return None
     if skip_misfit(rel, member_kind(member.isdir(), member.isfile()), layout, skipped):
@@ -209,8 +212,18 @@ def _unsafe(name: str) -> str | None:
     return None
 
 
-def member_rel(name: str, layout: Layout, skipped: list[Skipped]) -> str | None:
-    """An archive member's path below the top folder, None when unsafe or the top itself."""
+def member_rel(
+    name: str,
+    layout: Layout,
+    skipped: list[Skipped],
+    wrapper: str | None = None,
+    is_dir: bool = False,
+) -> str | None:
+    """An archive member's path below the top folder, None when unsafe or the top itself.
+    The top folder is one named like a round (``layout.top``), or ``wrapper``, the archive's
+    first folder of any name (``tar czf my-results.tar.gz my-results``), for a member the
+    layout wants (or marks) below it and not at its own path: an archive of the tree itself
+    (``Acme/systems/...``) reads as before."""
     reason = _unsafe(name)
     if reason:
         skipped.append(
@@ -220,11 +233,15 @@ def member_rel(name: str, layout: Layout, skipped: list[Skipped]) -> str | None:
     parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
     if parts and layout.top is not None and layout.top.match(parts[0]):
         parts = parts[1:]
+    elif len(parts) > 1 and parts[0] == wrapper:
+        taken = layout.marked if is_dir else layout.wanted
+        if taken("/".join(parts[1:])) and not taken("/".join(parts)):
+            parts = parts[1:]
     return clean_name("/".join(parts), skipped) or None  # "" is the top folder itself
 
 
 def _iter_zip(
-    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget
+    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget, wrapper: str | None
 ) -> Iterator[Entry]:
     try:
         archive = zipfile.ZipFile(path)
@@ -234,7 +251,7 @@ def _iter_zip(
         ) from exc
     with archive:
         for info in archive.infolist():
-            rel = member_rel(info.filename, layout, skipped)
+            rel = member_rel(info.filename, layout, skipped, wrapper, info.is_dir())
             if rel is None:
                 continue
             if skip_misfit(rel, member_kind(info.is_dir()), layout, skipped):

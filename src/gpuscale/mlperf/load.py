@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from gpuscale.mlperf import bundled
@@ -33,7 +34,7 @@ from gpuscale.quantities import agreeing, counted, filled, joined
 from gpuscale.sources import SourceError
 from gpuscale.sources.disk_cache import Cache, default_folder, source_identity
 from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
-from gpuscale.tables import RoundTables
+from gpuscale.tables import ProblemKind, RoundTables, problem_row
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.inputs import missing_input, missing_results, refuse_missing
 from gpuscale.tables.raw_rounds import is_archive
@@ -89,8 +90,32 @@ def read_paths(
         except (SourceError, ValueError) as exc:
             raise _refused(exc, path, paths, benchmark_option) from exc
         label = round_label(path, name)
-        parts.append(part if label == name else _labelled(part, label))
+        part = part if label == name else _labelled(part, label)
+        parts.append(as_published(part, path))
     return combine(parts)
+
+
+def as_published(part: RoundTables, path: Path) -> RoundTables:
+    """``part``, one round read from ``path``; where its name is a bundled round's and its
+    scores are not as that round's bundled tables hold them (``published_copy``), listed
+    as the user's own folder with a ``not as published`` problem saying why."""
+    read_as = part.rounds[0] if len(part.rounds) == 1 else None
+    if read_as is None or read_as not in bundled_rounds():
+        return part
+    import pandas as pd  # lazy: as the rounds' reading
+
+    from gpuscale.mlperf.published_copy import RESULT_KEY, differences, not_as_published
+
+    published = bundled.load_round(read_as).scores
+    differing = differences(part.scores, published)
+    if differing.empty:
+        return part
+    label = own_label(Path(os.path.abspath(path)).name, read_as)
+    shared = len(part.scores.merge(published[RESULT_KEY], on=RESULT_KEY))
+    said = not_as_published(differing, shared, read_as)
+    problem = pd.DataFrame([problem_row(label, path.name, ProblemKind.NOT_AS_PUBLISHED, said)])
+    mine = _labelled(part, label)
+    return replace(mine, problems=pd.concat([problem, mine.problems], ignore_index=True))
 
 
 def round_label(path: Path, name: str | None) -> str | None:

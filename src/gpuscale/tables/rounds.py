@@ -221,6 +221,7 @@ class ProblemKind(Code):
     INCONSISTENT_LOG = "inconsistent log"  # reported, still counted (the official tool does)
     OTHER_RULESET = "other ruleset"  # mlperf-logging has no rules for the round: an earlier's
     OTHER_ROUND = "other round"  # the logs' dates or benchmarks are another round's
+    NOT_AS_PUBLISHED = "not as published"  # a bundled round's copy that scores otherwise
 
 
 # How a ``POWER_LOG`` problem ends where its file gave no power: its run has no energy

@@ -273,12 +273,17 @@ def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
             f" scored, {counted(len(problems), 'problem')}"
         )
         lines += list(problems[problems["kind"] == "other ruleset"]["message"])
-        lines += [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
+        lines += [f"warning: {m}" for m in problems[problems["kind"].isin(WARNED)]["message"]]
         lines += [_not_whole_warning(str(round_name))] * bool(not_whole(problems))
     if not len(tables.problems):
         return lines, None
     counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
     return lines, TableView(counts, list(counts.columns), "problems found (see problems.csv)")
+
+
+# Problems said as warnings wherever a round's reading is told: the round a path was read
+# as is in doubt (its logs are another round's; a copy of a bundled round scores otherwise).
+WARNED = ("other round", "not as published")
 
 
 # Problems that mean part of the input was not read at all (the others are what the
@@ -390,8 +395,9 @@ def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None =
     three of a kind, and where the round was not read whole (``NOT_WHOLE``) a warning that
     its numbers are of the part read; ``gpuscale ingest`` of the round's path
     (``sources``: round -> the path read) lists them all. First, each warning (``warning:
-    ...``): a path read as a round its logs contradict (``other round``)."""
-    lines = [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
+    ...``): a path read as a round its logs contradict (``other round``), or a copy of a
+    bundled round that scores otherwise (``not as published``)."""
+    lines = [f"warning: {m}" for m in problems[problems["kind"].isin(WARNED)]["message"]]
     for round_name, rows in problems.groupby("round", sort=True):
         counts = rows["kind"].value_counts()
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())

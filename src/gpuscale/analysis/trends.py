@@ -241,6 +241,10 @@ TERMINAL_LEFT_OUT = (
     "global_batch_at_common",
     "samples_to_converge_at_common",
     "convergence_unit_at_common",
+    "shared_with_round",
+    "shared_accelerators",
+    "best_time_at_shared_before_min",
+    "best_time_at_shared_min",
 )
 # A row's note where E' at its largest count is above 1: the reason's short code
 # (``analysis.superlinear.REASONS``), its words once under the table (``above_one_words``)
@@ -342,7 +346,7 @@ def trends(
         return out
     ordered = in_round_order(out, ["workload", "accelerator_family", "round"], rounds)
     ordered.attrs.update(out.attrs)
-    return ordered
+    return with_shared_counts(ordered)
 
 
 def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[str, ...]:
@@ -475,22 +479,53 @@ def largest_change(frame: pd.DataFrame) -> TrendChange | None:
     )
 
 
+def _at_counts(frame: pd.DataFrame) -> dict[tuple, dict]:
+    """``attrs["at_counts"]`` by (workload, family, round, count)."""
+    return {
+        (r["workload"], r["accelerator_family"], r["round"], r["common_accelerators"]): r
+        for r in frame.attrs.get("at_counts", [])
+    }
+
+
+def _both_ran(at: dict[tuple, dict], a: dict, b: dict) -> list[tuple[dict, dict]]:
+    """The fastest at each count the family of rows ``a`` and ``b`` ran in both their
+    rounds (:func:`_at_counts`), as (earlier, later) pairs."""
+    key = (a["workload"], a["accelerator_family"])
+    return [
+        (earlier, later)
+        for (*other, n), earlier in at.items()
+        if tuple(other) == (*key, a["round"]) and (later := at.get((*key, b["round"], n)))
+    ]
+
+
 def change_at_a_count(frame: pd.DataFrame) -> TrendChange | None:
     """Where no pair of rows compares at its common count: of the counts a family ran in
     both of two rounds in a row (``attrs["at_counts"]``), the largest change of the best
     time at one; None where no family ran one count in both."""
-    at = {
-        (r["workload"], r["accelerator_family"], r["round"], r["common_accelerators"]): r
-        for r in frame.attrs.get("at_counts", [])
-    }
-    pairs = []
+    at = _at_counts(frame)
+    return _largest([pair for a, b in _in_a_row(frame) for pair in _both_ran(at, a, b)])
+
+
+def with_shared_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``shared_*`` columns filled: on each row whose family's most
+    common count moved since its row before (:func:`unpaired`), the largest change of the
+    best time at a count both rounds ran (:func:`_largest`): the count, the round before
+    and the two best times, so the headline's :func:`change_at_a_count` is in the rows."""
+    at, found = _at_counts(frame), {}
     for a, b in _in_a_row(frame):
-        key = (a["workload"], a["accelerator_family"])
-        for (*other, n), earlier in at.items():
-            later = at.get((*key, b["round"], n))
-            if tuple(other) == (*key, a["round"]) and later is not None:
-                pairs.append((earlier, later))
-    return _largest(pairs)
+        if a["common_accelerators"] != b["common_accelerators"]:
+            change = _largest(_both_ran(at, a, b))
+            found[(b["workload"], b["accelerator_family"], b["round"])] = change
+    keys = zip(frame["workload"], frame["accelerator_family"], frame["round"], strict=True)
+    changes = [found.get(k) for k in keys]
+    out = frame.assign(
+        shared_with_round=[c.rounds[0] if c else None for c in changes],
+        shared_accelerators=pd.array([c.accelerators if c else None for c in changes], "Int64"),
+        best_time_at_shared_before_min=[c.times_min[0] if c else math.nan for c in changes],
+        best_time_at_shared_min=[c.times_min[1] if c else math.nan for c in changes],
+    )
+    out.attrs.update(frame.attrs)
+    return out
 
 
 def unpaired(frame: pd.DataFrame) -> list[tuple[str, int, str, int, str]]:

@@ -23,7 +23,6 @@ from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.command_line import EXPLAIN_HELP, UNREAD
 from gpuscale.tables.requests import help_of
 from gpuscale.tables.round_requests import ROUND_OPTION, RoundSelection
-from gpuscale.tables.workloads import rounds_read_as
 from gpuscale.version import VERSION_LINE
 
 
@@ -87,7 +86,7 @@ FormatOption = Annotated[
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]
-# What `analyze` and `plan` print past their answer (every finding, caveat and method note)
+# What `analyze`, `plan`, `trends` and `energy` print past their answer (findings, method notes)
 Explain = Annotated[bool, typer.Option("--explain", help=EXPLAIN_HELP)]
 Families = Annotated[
     list[str] | None,
@@ -135,9 +134,8 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
     from gpuscale.tables.views import not_whole
 
-    note(*rounds_read_as(round_names or ()))  # ingest's --round 4.1: read as v4.1
     with _reading() as update:
-        tables = read(paths, round_names, progress=update, benchmark_option=None)
+        tables = read(paths, round_names, progress=update, benchmark_option=None, on_note=note)
     UNREAD.set(UNREAD.get() | set(not_whole(tables.problems)))
     return tables
 
@@ -156,7 +154,6 @@ def load_tables(selection: RoundSelection, study: bool = False, bench: Path | No
         note(*rejected_notes(read.scores, asked_workloads(read.scores, selection.benchmark)))
         UNREAD.set(UNREAD.get() | set(not_whole(read.problems)))
 
-    note(*selection.read_as)  # '4.1' read as v4.1, before anything of it is said
     with _reading(selection.asked) as update:
         kept = {"progress": update, "on_read": said, "on_note": note}
         return load_selection(selection, study=study, bench=bench, **kept)

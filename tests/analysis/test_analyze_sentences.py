@@ -79,6 +79,18 @@ def test_each_family_first_then_every_pick_over_all_systems() -> None:
     assert lines[4].endswith("; Pareto front: 1 system")  # was "1 systems"
 
 
+def test_under_the_answer_its_picks_are_not_said_again() -> None:
+    """``answered``: the answer's table above holds the picks of the family that ran the
+    most counts and over all systems; another family's picks and the agreement stay."""
+    overall = Equilibrium("bert", "all", 0.8, ["Acme/acme_64"], KNEE, SPEED, THRESHOLD)
+    own = Equilibrium("bert", "H100", 0.8, [], KNEE, SPEED, None)
+    other = Equilibrium("bert", "MI300X", 0.8, [], pick(Criterion.KNEE, 8, 9.0, 0.9, "MI300X"))
+    result = analysis(["H100", "MI300X"], overall, [own, other])
+    whole, answered = equilibrium_sentences(result), equilibrium_sentences(result, answered=True)
+    assert answered == [x for x in whole if not x.startswith(("within H100", "over all"))]
+    assert [x.split(":")[0] for x in answered] == ["within MI300X", "agreement over all systems"]
+
+
 def test_a_per_family_reference_picks_only_the_knee_across_families() -> None:
     overall = Equilibrium("bert", "all", 0.8, [], KNEE, SPEED, THRESHOLD)
     empty = Equilibrium("bert", "MI300X", 0.8)  # a family with no pick says nothing

@@ -499,3 +499,55 @@ def test_a_throughput_written_1_00x_is_said_the_same_and_offsets_nothing() -> No
     assert "offset" not in said and "1.00x" not in said
     assert said.startswith("1.25x fewer samples to converge (2,000,000 -> 1,600,000")
     assert "; the same throughput (3,333 -> 3,325 samples/s)" in said
+
+
+def test_a_change_at_a_count_both_rounds_ran_is_in_the_rows() -> None:
+    """H100's most common count moves from 8 (v4.0) to 64 (v4.1): the v4.1 row carries the
+    count both rounds ran whose best time changed most (64: 10 -> 5 min, against 16:
+    4 -> 3.5), the round before and both times, as the headline's ``change_at_a_count``
+    states them; a row whose common count stayed, or with no row before, has none."""
+    from gpuscale.analysis.trends import change_at_a_count
+
+    frame = pd.concat(
+        [
+            round_scores(
+                "v4.0",
+                "bert",
+                "bert",
+                [
+                    *[("a", "H100", 8, 40.0), ("b", "H100", 8, 41.0), ("c", "H100", 16, 4.0)],
+                    *[("d", "H100", 64, 10.0), ("m", "MI300X", 8, 30.0), ("n", "MI300X", 16, 16.0)],
+                ],
+            ),
+            round_scores(
+                "v4.1",
+                "bert",
+                "bert",
+                [
+                    *[("e", "H100", 64, 5.0), ("f", "H100", 64, 5.5), ("g", "H100", 16, 3.5)],
+                    *[("o", "MI300X", 8, 28.0), ("p", "MI300X", 16, 15.0)],
+                ],
+            ),
+        ],
+        ignore_index=True,
+    )
+    out = trends(frame).set_index(["accelerator_family", "round"])
+    moved = out.loc[("H100", "v4.1")]
+    assert (
+        moved["common_accelerators"] == 64 and out.loc[("H100", "v4.0"), "common_accelerators"] == 8
+    )
+    assert (moved["shared_with_round"], moved["shared_accelerators"]) == ("v4.0", 64)
+    assert (moved["best_time_at_shared_before_min"], moved["best_time_at_shared_min"]) == (
+        10.0,
+        5.0,
+    )
+    change = change_at_a_count(trends(frame))
+    assert change is not None
+    assert (change.rounds, change.accelerators, change.times_min) == (
+        ("v4.0", "v4.1"),
+        64,
+        (10.0, 5.0),
+    )
+    rest = out.drop(index=[("H100", "v4.1")])
+    assert rest["shared_accelerators"].isna().all() and rest["shared_with_round"].isna().all()
+    assert rest["best_time_at_shared_min"].isna().all()

@@ -257,3 +257,12 @@ def test_the_other_division_note_counts_the_families_shown() -> None:
     assert whole.startswith("v3.1 ResNet-50: 1 open-division result left out")
     assert open_notes(["A100-SXM4-40GB"]) == [whole]
     assert open_notes(["H100-SXM5-80GB"]) == []
+
+
+def test_trends_and_energy_explain_their_columns_and_what_they_leave_out(golden: Golden) -> None:
+    """``--explain``'s lines under the table (how each column is made, the results no row
+    holds by why), as the terminal prints them: kept in the golden file."""
+    for args in (("trends", "--round", "v4.0,v4.1", "-b", "bert"), ("energy", "--round", "v4.1")):
+        plain, explained = _run(*args).stdout, _run(*args, "--explain").stdout
+        assert explained.startswith(plain)
+        golden.check(VIEW, f"{' '.join(args)} --explain", explained[len(plain) :].rstrip("\n"))

@@ -81,6 +81,24 @@ def test_analyze_explain_says_what_the_answer_leaves_out() -> None:
     assert cautions and all(caution in flat for caution in cautions)
 
 
+def test_analyze_explain_says_each_pick_once() -> None:
+    """Under --explain each pick of the answer's table (the family that ran the most
+    counts, and over all systems) is said once, in that table: the lines under the
+    systems' table say the other families' picks, the agreement and the clusters only."""
+    explained = _run([*BERT, "--explain"], width=400)
+    said = [x.strip() for x in explained.splitlines() if x.startswith("  ") and x.strip()]
+    document = _document(BERT)["rounds"][0]
+    family = document["answer_family"]
+    picks = [p for p in document["equilibrium"].values() if isinstance(p, dict) and p]
+    assert len(picks) == 3  # knee, speed x efficiency, E' threshold: each a system
+    assert [x for x in said if x.startswith(("over all systems", f"within {family}"))] == []
+    picked = [x for x in said for p in picks if f"{p['system_name']} (" in x]
+    assert [x for x in picked if not x.startswith("clusters: ")] == []  # its stability
+    within = [x.split(":")[0] for x in said if x.startswith("within ")]
+    assert "within A100-PCIe-80GB" in within  # a family the answer does not show
+    assert explained.count("the accelerators each criterion picks") == 1
+
+
 def test_plan_explain_says_every_note_and_json_carries_them() -> None:
     answer, explained = _run(PLAN), _run([*PLAN, "--explain"])
     document = json.loads(CliRunner().invoke(app, [*PLAN, "-f", "json"]).stdout)

@@ -66,6 +66,8 @@ RUNS = {
     "advise": ["--params", "7M", "--step-ms", "40", "--batch", "32"],
     "plan": NEEDS["plan"],
     "analyze": ["-b", "bert"],
+    "energy": ["--round", "v4.1", "-b", "llama2_70b_lora"],
+    "trends": ["--round", "v4.0,v4.1", "-b", "bert"],
 }
 
 

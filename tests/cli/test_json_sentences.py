@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from gpuscale.analysis.document import PICK_INTERVAL
@@ -56,6 +57,45 @@ def test_trends_json_says_the_largest_change_on_stderr() -> None:
     assert rows and terminal[0].startswith("largest change")
     assert _flat(terminal[0]) in _flat(result.stderr)
     assert any(r["note"] for r in rows)
+
+
+def test_trends_json_carries_the_change_at_a_count_both_rounds_ran() -> None:
+    """v3.0 -> v5.0 BERT: H100-SXM5-80GB's common count moved (8 -> 64), so the headline
+    states the change at a count both rounds ran; -f json's v5.0 row of that family holds
+    it as numbers (the round before, the count, both best times), each time the least
+    closed-division time to train of that family at that count in that round's scores,
+    and the headline's numbers are that row's."""
+    from gpuscale import load_round
+    from gpuscale.quantities import format_minutes
+
+    args = ("trends", "--round", "v3.0,v5.0", "-b", "bert", "-f", "json")
+    result = _invoke(*args)
+    assert result.exit_code == 0, result.output
+    rows = [r for r in json.loads(result.stdout) if r["shared_accelerators"] is not None]
+    largest = max(
+        rows,
+        key=lambda r: abs(
+            math.log(r["best_time_at_shared_before_min"] / r["best_time_at_shared_min"])
+        ),
+    )
+    assert (largest["accelerator_family"], largest["round"]) == ("H100-SXM5-80GB", "v5.0")
+    assert (largest["shared_with_round"], largest["shared_accelerators"]) == ("v3.0", 64)
+    scores = load_round("v3.0", "v5.0").scores
+    at = scores[
+        (scores["workload"] == "bert")
+        & (scores["accelerator_family"] == "H100-SXM5-80GB")
+        & (scores["accelerators"] == 64)
+        & (scores["division"] == "closed")
+    ]
+    best = at.groupby("round")["time_to_train_min"].min()
+    assert largest["best_time_at_shared_before_min"] == pytest.approx(best["v3.0"], rel=1e-12)
+    assert largest["best_time_at_shared_min"] == pytest.approx(best["v5.0"], rel=1e-12)
+    before, after = (
+        format_minutes(largest[f"best_time_at_shared{s}_min"]) for s in ("_before", "")
+    )
+    assert f"at 64 accelerators, best time {before} (v3.0) -> {after} (v5.0)" in _flat(
+        result.stderr
+    )
 
 
 def test_an_empty_result_exits_2_with_nothing_on_stdout_in_every_format() -> None:

@@ -302,3 +302,54 @@ def test_a_path_given_to_load_round_names_read_round(tmp_path: Path) -> None:
         assert str(refused.value) == (
             f"not a round name: {typed!r} (a folder or archive: read_round({typed!r}) reads it)"
         )
+
+
+# Every command taking --round by name (RoundSelection), each with what it needs beside it
+ROUND_COMMANDS = [
+    ["scores", "-b", "bert"],
+    ["analyze", "-b", "bert", "-f", "json"],
+    ["energy", "-b", "llama2_70b_lora"],
+    ["trends", "-b", "bert"],
+    ["plan", "-w", "bert", "-a", "H100-SXM5-80GB", "-n", "8"],
+]
+
+
+@pytest.mark.parametrize("args", ROUND_COMMANDS, ids=[a[0] for a in ROUND_COMMANDS])
+def test_a_round_typed_without_its_v_is_said_read_as_the_round(args: list[str]) -> None:
+    """``--round 4.1`` reads v4.1, said in one note (as a workload typed otherwise is),
+    the output the same as ``--round v4.1``'s; ``--round v4.1`` and ``V4.1`` say nothing."""
+    typed = runner.invoke(app, [*args, "--round", "4.1"])
+    named = runner.invoke(app, [*args, "--round", "v4.1"])
+    capital = runner.invoke(app, [*args, "--round", "V4.1"])
+    assert typed.exit_code == named.exit_code == capital.exit_code == 0, typed.output
+    notes = [x for x in typed.stderr.splitlines() if x.startswith("note: '4.1'")]
+    assert [n.split() for n in notes] == [["note:", "'4.1'", "read", "as", "v4.1"]]
+    assert typed.stdout == named.stdout == capital.stdout
+    assert "read as v4.1" not in named.stderr + capital.stderr
+
+
+def test_a_round_name_is_said_read_as_once_and_a_round_not_there_is_refused() -> None:
+    """``4.0.0`` and ``4.0`` each said read as v4.0 (the round read once); a round that
+    does not exist refused in one error naming the rounds there."""
+    both = runner.invoke(app, ["scores", "--round", "4.0.0,4.0", "-b", "bert", "-f", "csv"])
+    assert both.exit_code == 0, both.output
+    said = [x.split()[1:] for x in both.stderr.splitlines() if "read as" in x]
+    assert said == [["'4.0.0'", "read", "as", "v4.0"], ["'4.0'", "read", "as", "v4.0"]]
+    missing = runner.invoke(app, ["scores", "--round", "4.7", "--offline"])
+    assert missing.exit_code == 2
+    error = [x for x in missing.stderr.splitlines() if x.startswith("error: ")]
+    assert len(error) == 1 and all(r in error[0] for r in bundled_rounds())
+
+
+def test_ingest_says_its_round_typed_without_its_v_read_as_the_round(tmp_path: Path) -> None:
+    """``ingest PATH --round 5.1``: the path's round read as v5.1, said as every command
+    taking --round says it."""
+    rb = RoundBuilder(name="my-results")
+    rb.system("Acme", "box").runs("Acme", "box", "retinanet", [30, 31, 32, 33, 34])
+    path = rb.write_dir(tmp_path)
+    out = tmp_path / "tables"
+    result = runner.invoke(app, ["ingest", str(path), "--round", "5.1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [x.split() for x in result.stderr.splitlines() if "read as" in x] == [
+        ["note:", "'5.1'", "read", "as", "v5.1"]
+    ]

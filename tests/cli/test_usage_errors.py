@@ -130,7 +130,7 @@ def test_the_first_words_of_an_option_name_the_options_they_begin(name: str) -> 
     ("args", "typed"),
     [
         (["nosuch"], "'nosuch'"),
-        (["energy", "--explain"], "--explain"),
+        (["scores", "--explain"], "--explain"),
         (["scores", "--out", "x"], "--out"),
         (["report", "--threshold", "3"], "--threshold"),
     ],

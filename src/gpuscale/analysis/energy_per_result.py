@@ -412,7 +412,46 @@ def energy_view(tables: RoundTables, workloads: list[str], *, asked: bool = Fals
         said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
         headline=energy_headline(frame),
         keys=ENERGY_KEYS,
+        explained=(*ENERGY_MADE, *energy_left_out(tables, workloads)),
     )
+
+
+# ``energy --explain``: how each column of a row (one power measurement of a result) is made
+ENERGY_MADE = (
+    "how each row's columns are made (a row: one power measurement of a scored result):",
+    "  energy kJ: the official rule over the runs the score keeps, times its RCP scaling "
+    "factor, as MLCommons scores it; power scope: where it was measured (AC or DC, as the "
+    "logs' conversion_eff line states it)",
+    "  energy per sample J: 1000 x the kept runs' energy over the samples they trained, "
+    "unscaled (empty where the count is not in samples, or is flagged)",
+    "  energy per accelerator hour kJ: energy kJ / (accelerators x time to train min / 60); a "
+    "power per accelerator no accelerator draws flags the row (energy_flag)",
+    "  compute share: the nodes' share of the energy (the rest: the switches' estimate)",
+)
+
+
+def energy_left_out(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]:
+    """``energy --explain``: how many scored results of ``workloads`` no row holds, by why:
+    logs that contradict their folder (``log_flag``), no power log, or power logs that gave
+    no energy to train (:func:`energy_unknown` names them); or that none is left out."""
+    scores = tables.scores[
+        tables.scores["workload"].isin(workloads) & tables.scores["time_to_train_min"].notna()
+    ]
+    flagged = is_log_flagged(scores).to_numpy(bool)
+    result = ["round", "org", "system_id", "benchmark"]
+    metered = pd.MultiIndex.from_frame(tables.runs.dropna(subset=["energy_kj"])[result])
+    logged = pd.MultiIndex.from_frame(scores[result]).isin(metered)
+    counts = {
+        "whose own logs contradict their folder (log_flag)": int(flagged.sum()),
+        "without power logs": int((~flagged & ~logged).sum()),
+        "with power logs that gave no energy to train (said above)": int(
+            (~flagged & logged & scores["energy_kj"].isna().to_numpy(bool)).sum()
+        ),
+    }
+    said = [f"  {counted(n, 'scored result')} {why}" for why, n in counts.items() if n]
+    if not said:
+        return ("scored results left out: none",)
+    return (f"scored results left out ({counted(sum(counts.values()), 'result')}):", *said)
 
 
 def energy_unknown(tables: RoundTables, workloads: list[str]) -> tuple[str, ...]:

@@ -124,17 +124,21 @@ def own_reference_text(result: WorkloadAnalysis) -> str:
     )
 
 
-def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
+def equilibrium_sentences(result: WorkloadAnalysis, *, answered: bool = False) -> list[str]:
     """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
     the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
     or why none: one accelerator count; the family that ran the most counts first), then each pick
     over all systems (under a per-family reference, first why only the knee picks across
     families), a pick that compares hardware rather than scaling with its caution in the
-    same line, and the criteria's agreement with the Pareto front's size."""
+    same line, and the criteria's agreement with the Pareto front's size. ``answered``: the
+    answer's table (:func:`answer_view`) is shown above, its picks (the family that ran
+    the most counts, and over all systems) not said again."""
     eq = overall_equilibrium(result)
     first = scaling_family(result.table)
     lines = []
     for family in sorted(result.by_family, key=lambda e: e.scope != first):
+        if answered and family.scope == first:  # its row of the answer's table says them
+            continue
         # no pick: why (one accelerator count: no E')
         picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
         picks = picks or family.why_none
@@ -146,12 +150,12 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
     if alone := families_alone(result.table):
         each = " each" if len(alone) > 1 else ""
         lines.append(f"within {joined(alone)}: one system{each} (outliers aside): no pick")
-    if per_family_reference(result):
+    if per_family_reference(result) and not answered:
         lines.append(
             f"over all systems: knee only; speed x efficiency and E' threshold "
             f"{CROSS_FAMILY} (see within each family above)"
         )
-    lines.extend(f"over all systems, {pick.line}" for pick in eq.picks)
+    lines.extend(f"over all systems, {pick.line}" for pick in eq.picks if not answered)
     lines.append(
         f"agreement over all systems: {eq.agreement}; Pareto front: "
         f"{counted(len(eq.pareto), 'system')}"
@@ -333,10 +337,11 @@ def outlier_sentences(table: pd.DataFrame) -> list[str]:
 
 
 def workload_view(
-    result: WorkloadAnalysis, options: AnalysisOptions, *, decompose: bool
+    result: WorkloadAnalysis, options: AnalysisOptions, *, decompose: bool, answered: bool = False
 ) -> TableView:
     """A workload's table (its summary columns, ``--decompose``'s too), its picks and
-    flagged counts in words under it."""
+    flagged counts in words under it; ``answered``: under the answer (--explain), what the
+    answer says (its picks, untimed results, outliers, results kept apart) not said again."""
     # the time's 95% interval beside it: the answer points here for "each system's interval"
     table = with_family_columns(result)
     table = table.assign(**{INTERVAL: table.apply(interval_text, axis=1)})
@@ -348,13 +353,12 @@ def workload_view(
         table, columns, drop, renamed = in_own_unit(table, columns, drop)
     if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
         columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
+    said_above = () if answered else (untimed_sentences, outlier_sentences, kept_apart_sentences)
     said = [
-        *equilibrium_sentences(result),
+        *equilibrium_sentences(result, answered=answered),
         *cluster_lines(result),
         *flagged_sentences(result.table),
-        *untimed_sentences(result.table),
-        *outlier_sentences(result.table),
-        *kept_apart_sentences(result.table),
+        *(line for sentences in said_above for line in sentences(result.table)),
         *software_sentences(result.table),
         *(decomposition_sentences(result.table) if decompose else ()),
     ]
@@ -530,7 +534,7 @@ def terminal_views(
         for r in results
         for view in (
             *([answer_view(r, options)] if explain else []),
-            workload_view(r, options, decompose=decompose),
+            workload_view(r, options, decompose=decompose, answered=explain),
         )
     ]
     return shown, study_lines(results, options, scores)

@@ -57,7 +57,7 @@ from gpuscale.tables import (
     round_key,
 )
 from gpuscale.tables.checks import check_round_tables, check_text
-from gpuscale.tables.republished import is_republished
+from gpuscale.tables.republished import is_log_flagged, is_republished, is_same_runs_copy
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
 from gpuscale.tables.workloads import rules_round
 
@@ -241,6 +241,10 @@ TERMINAL_LEFT_OUT = (
     "global_batch_at_common",
     "samples_to_converge_at_common",
     "convergence_unit_at_common",
+    "shared_with_round",
+    "shared_accelerators",
+    "best_time_at_shared_before_min",
+    "best_time_at_shared_min",
 )
 # A row's note where E' at its largest count is above 1: the reason's short code
 # (``analysis.superlinear.REASONS``), its words once under the table (``above_one_words``)
@@ -342,7 +346,7 @@ def trends(
         return out
     ordered = in_round_order(out, ["workload", "accelerator_family", "round"], rounds)
     ordered.attrs.update(out.attrs)
-    return ordered
+    return with_shared_counts(ordered)
 
 
 def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[str, ...]:
@@ -475,22 +479,53 @@ def largest_change(frame: pd.DataFrame) -> TrendChange | None:
     )
 
 
+def _at_counts(frame: pd.DataFrame) -> dict[tuple, dict]:
+    """``attrs["at_counts"]`` by (workload, family, round, count)."""
+    return {
+        (r["workload"], r["accelerator_family"], r["round"], r["common_accelerators"]): r
+        for r in frame.attrs.get("at_counts", [])
+    }
+
+
+def _both_ran(at: dict[tuple, dict], a: dict, b: dict) -> list[tuple[dict, dict]]:
+    """The fastest at each count the family of rows ``a`` and ``b`` ran in both their
+    rounds (:func:`_at_counts`), as (earlier, later) pairs."""
+    key = (a["workload"], a["accelerator_family"])
+    return [
+        (earlier, later)
+        for (*other, n), earlier in at.items()
+        if tuple(other) == (*key, a["round"]) and (later := at.get((*key, b["round"], n)))
+    ]
+
+
 def change_at_a_count(frame: pd.DataFrame) -> TrendChange | None:
     """Where no pair of rows compares at its common count: of the counts a family ran in
     both of two rounds in a row (``attrs["at_counts"]``), the largest change of the best
     time at one; None where no family ran one count in both."""
-    at = {
-        (r["workload"], r["accelerator_family"], r["round"], r["common_accelerators"]): r
-        for r in frame.attrs.get("at_counts", [])
-    }
-    pairs = []
+    at = _at_counts(frame)
+    return _largest([pair for a, b in _in_a_row(frame) for pair in _both_ran(at, a, b)])
+
+
+def with_shared_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``shared_*`` columns filled: on each row whose family's most
+    common count moved since its row before (:func:`unpaired`), the largest change of the
+    best time at a count both rounds ran (:func:`_largest`): the count, the round before
+    and the two best times, so the headline's :func:`change_at_a_count` is in the rows."""
+    at, found = _at_counts(frame), {}
     for a, b in _in_a_row(frame):
-        key = (a["workload"], a["accelerator_family"])
-        for (*other, n), earlier in at.items():
-            later = at.get((*key, b["round"], n))
-            if tuple(other) == (*key, a["round"]) and later is not None:
-                pairs.append((earlier, later))
-    return _largest(pairs)
+        if a["common_accelerators"] != b["common_accelerators"]:
+            change = _largest(_both_ran(at, a, b))
+            found[(b["workload"], b["accelerator_family"], b["round"])] = change
+    keys = zip(frame["workload"], frame["accelerator_family"], frame["round"], strict=True)
+    changes = [found.get(k) for k in keys]
+    out = frame.assign(
+        shared_with_round=[c.rounds[0] if c else None for c in changes],
+        shared_accelerators=pd.array([c.accelerators if c else None for c in changes], "Int64"),
+        best_time_at_shared_before_min=[c.times_min[0] if c else math.nan for c in changes],
+        best_time_at_shared_min=[c.times_min[1] if c else math.nan for c in changes],
+    )
+    out.attrs.update(frame.attrs)
+    return out
 
 
 def unpaired(frame: pd.DataFrame) -> list[tuple[str, int, str, int, str]]:
@@ -583,6 +618,75 @@ def _change_words(change: TrendChange) -> str:
     )
 
 
+# Why a result of the workloads and families shown is in no trend row, each checked in
+# this order (a result counted under the first that holds): what --explain says of each.
+LEFT_OUT_WHY = {
+    "other division": "of another division than closed (trends reads the closed division)",
+    "unscored": "with no official score (`gpuscale scores` gives each reason)",
+    "no count": "with no accelerator count",
+    "flagged": "whose own logs contradict their folder (log_flag)",
+    "same runs": "the same runs as another system name of their round (same_runs_as): counted once",
+    "republished": "republished in a later round (same runs): counted in the first round "
+    "showing them (--republished: in every round)",
+}
+
+
+def left_out_counts(
+    scores: pd.DataFrame,
+    workloads: list[str] | None,
+    families: list[str] | None,
+    *,
+    republished: bool,
+) -> dict[str, int]:
+    """How many results of ``workloads`` (all where None) and ``families`` (as chosen; all
+    where None) in ``scores`` no trend row holds, by the first reason of
+    :data:`LEFT_OUT_WHY` that holds for each (as :func:`trends` and ``scored_systems``
+    leave them out); the reasons with none left out are absent."""
+    mine = scores[scores["workload"].isin(workloads or scores["workload"].dropna().unique())]
+    if families is not None:
+        mine = mine[mine["accelerator_family"].isin(families)]
+    copies = is_republished(mine) if "first_round" in mine.columns else False
+    checks = {
+        "other division": ~in_division(mine, "closed"),
+        "unscored": mine["time_to_train_min"].isna(),
+        "no count": ~(mine["accelerators"].fillna(0) > 0),
+        "flagged": is_log_flagged(mine),
+        "same runs": is_same_runs_copy(mine),
+        "republished": copies & (not republished),
+    }
+    counts, left = {}, pd.Series(True, index=mine.index)
+    for why, holds in checks.items():
+        counts[why], left = int((left & holds).sum()), left & ~holds
+    return {why: n for why, n in counts.items() if n}
+
+
+def explained_lines(counts: dict[str, int], threshold: float) -> tuple[str, ...]:
+    """``trends --explain``: how each column is made, then how many results no row holds
+    and why (:func:`left_out_counts`), or that none is left out."""
+    made = (
+        "how each row's columns are made (a row: a workload's accelerator family in a round):",
+        "  common accelerators: the count the family's scored systems ran most often; best "
+        "time at common min: the least official time to train there (olympic average of the "
+        "runs)",
+        "  largest accelerators, best time at largest min: the largest count submitted, and "
+        "its least time",
+        "  normalized efficiency at largest: E' of that system against the family's own "
+        "reference (its fewest accelerators, the slowest there, outliers aside)",
+        f"  equilibrium accelerators: the largest count keeping E' >= {threshold:g} x the "
+        "family's best E'; both empty where the family ran one count",
+        "  the first line: of two rounds in a row at one count, the largest change of the "
+        "best time; -f csv and -f json hold each row's numbers",
+    )
+    if not counts:
+        return (*made, "results left out: none")
+    return (
+        *made,
+        f"results left out ({counted(sum(counts.values()), 'result')}, each under the "
+        "first reason that holds):",
+        *(f"  {counted(n, 'result')} {LEFT_OUT_WHY[why]}" for why, n in counts.items()),
+    )
+
+
 def trends_view(
     scores: pd.DataFrame,
     workloads: list[str] | None,
@@ -654,6 +758,10 @@ def trends_view(
         empty=empty,
         headline=headline,
         said_of="note",
+        explained=explained_lines(
+            left_out_counts(scores, workloads, chosen, republished=republished),
+            DEFAULT_EFFICIENCY_THRESHOLD,
+        ),
     )
 
 

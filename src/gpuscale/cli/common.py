@@ -86,7 +86,7 @@ FormatOption = Annotated[
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]
-# What `analyze` and `plan` print past their answer (every finding, caveat and method note)
+# What `analyze`, `plan`, `trends` and `energy` print past their answer (findings, method notes)
 Explain = Annotated[bool, typer.Option("--explain", help=EXPLAIN_HELP)]
 Families = Annotated[
     list[str] | None,
@@ -135,7 +135,7 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     from gpuscale.tables.views import not_whole
 
     with _reading() as update:
-        tables = read(paths, round_names, progress=update, benchmark_option=None)
+        tables = read(paths, round_names, progress=update, benchmark_option=None, on_note=note)
     UNREAD.set(UNREAD.get() | set(not_whole(tables.problems)))
     return tables
 

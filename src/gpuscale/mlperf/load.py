@@ -50,6 +50,7 @@ from gpuscale.tables.workloads import (
     round_key,
     round_name,
     round_names_known,
+    rounds_read_as,
 )
 
 
@@ -65,12 +66,16 @@ def read_paths(
     *,
     progress: Progress | None = None,
     benchmark_option: str | None = "-b",
+    on_note: Callable[[str], None] | None = None,
 ) -> RoundTables:
     """Raw rounds read and stacked; ``round_names`` name the paths' rounds (one for all, or
     one each; none: read from each path's name). A path that is no round raises; one that
     does not exist and reads like a benchmark name is said to be one, given by
-    ``benchmark_option`` (None: the command takes no benchmark)."""
+    ``benchmark_option`` (None: the command takes no benchmark). ``on_note`` is given how
+    each round name typed otherwise than named was read (``'4.1' read as v4.1``)."""
     names = list(round_names or [])
+    for said in rounds_read_as(names) if on_note is not None else ():
+        on_note(said)
     if names and len(names) not in (1, len(paths)):
         raise RoundNamesError(
             f"{len(names)} --round names for {len(paths)} paths: give one per path, one for "
@@ -252,7 +257,10 @@ def load_selection(
     :data:`STUDY_ROUNDS`). ``bench``: the results file the command reads beside them
     (``--bench``): where it or any path is not there, each is said at once
     (:class:`~gpuscale.tables.inputs.MissingInputsError`) before a round is read or
-    fetched."""
+    fetched. ``on_note`` is given, first, how each round name typed otherwise than named
+    was read (``'4.1' read as v4.1``: never in silence)."""
+    for said in selection.read_as if on_note is not None else ():
+        on_note(said)
     refuse_missing([*missing_rounds(selection.paths or []), missing_results(bench)])
     return load_rounds(
         selection.paths,

@@ -150,6 +150,14 @@ TREND_COLUMNS = (
     "global_batch_at_common",
     "samples_to_converge_at_common",
     "convergence_unit_at_common",
+    # where the family's most common count moved since its row of the round before (in a
+    # row, the same quality target): of the counts both rounds ran, the one whose best
+    # time changed most either way, that round, and the best time there in it and in this
+    # one (trends' headline states the largest); empty elsewhere
+    "shared_with_round",
+    "shared_accelerators",
+    "best_time_at_shared_before_min",
+    "best_time_at_shared_min",
     "note",
 )
 

@@ -27,7 +27,7 @@ from gpuscale.tables.requests import (
     given_twice,
     repeatable_option,
 )
-from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant
+from gpuscale.tables.workloads import STUDY_ROUND, round_name, round_name_meant, rounds_read_as
 
 
 def listed(example: str) -> Callable[[list[str]], tuple[str, ...]]:
@@ -110,6 +110,11 @@ class RoundSelection:
     def asked(self) -> bool:
         """Whether any round was asked for (paths or round names)."""
         return bool(self.paths or self.round_names)
+
+    @property
+    def read_as(self) -> list[str]:
+        """How each round typed otherwise than named was read (``'4.1' read as v4.1``)."""
+        return rounds_read_as(self.round_names or ())
 
     def data_arguments(self) -> tuple[str, ...]:
         """The data arguments as a command line gives them, the paths absolute (a command

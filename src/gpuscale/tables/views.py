@@ -149,7 +149,8 @@ class TableView:
     CSV and JSON rows carry it already (their stderr leaves ``said`` out then);
     ``renamed``: columns named otherwise here than in other tables (counts to converge by
     their unit: ``samples_to_converge`` is ``epochs_to_converge``), what ``--columns``
-    offers for the other name."""
+    offers for the other name; ``explained``: what ``--explain`` adds under the terminal's
+    table (how each column is made, which results no row holds and why)."""
 
     frame: pd.DataFrame
     shown: Sequence[str]
@@ -165,6 +166,7 @@ class TableView:
     keys: Sequence[str] = ("round",)
     said_of: str = ""
     renamed: Mapping[str, str] = field(default_factory=dict)  # {other tables' name: this one's}
+    explained: tuple[str, ...] = ()  # --explain's lines under the table (how each column is made)
 
     @property
     def every_column(self) -> list[str]:

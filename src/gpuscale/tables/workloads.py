@@ -199,6 +199,18 @@ def round_name(text: str) -> str | None:
     return f"v{match.group(1)}" if match else None
 
 
+def rounds_read_as(typed: Iterable[str | None]) -> list[str]:
+    """``'4.1' read as v4.1``, once for each round name typed otherwise than a round is
+    named (no ``v``, ``4.1.0``; a capital ``V`` alone is no other name), as a workload
+    typed otherwise is said (``names.workload_read_as``): never read in silence."""
+    said = {}
+    for name in typed:
+        read = round_name(name) if name else None
+        if read is not None and read != name.strip().lower():
+            said[name] = f"{name!r} read as {read}"
+    return list(said.values())
+
+
 # A user's own results folder read by a round's rules is labelled by its folder name with
 # that round beside it (``my-results (v4.1)``): never a published round's name, so it is
 # read beside that round, and every rule of the round still applies to it.

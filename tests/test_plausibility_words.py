@@ -48,3 +48,50 @@ def test_a_new_flag_is_one_reason_where_flags_are_joined() -> None:
     spread = median_run([run(185.0), run(2046.0)])["timing"]
     flags = [*loss_flags(float("nan")), *run_flags(spread, None)]
     assert len(flags) == 2 and not [f for f in flags if "; " in f], flags
+
+
+def _every_flag() -> list[str]:
+    """One reason of every kind the bench table's ``flags`` column holds, each raised by
+    the function that writes it (inputs past each rule's threshold)."""
+    from gpuscale.analysis.bench_scaling import NO_BASELINE
+    from gpuscale.plausibility import (
+        SAME_SAMPLES,
+        CpuUse,
+        loss_flags,
+        peak_flags,
+        samples_flags,
+        superlinear_flag,
+    )
+
+    timing = {
+        "step_ms_p50": 2.0,
+        "step_ms_p95": 9.0,
+        "nosync_step_ms_p50": 2.0,
+        "nosync_step_ms_p95": 9.0,
+        "repeat_spread": 0.9,
+        "repeat_samples_per_s": [185.0, 2046.0],
+        "step_ms_mean": 2.0,
+        "sync_overhead_ms": -1.0,
+    }
+    host = {"other_load_share": 0.6, "steal_share": 0.3}
+    said = run_flags(timing, host, warmup=0, cpu=CpuUse(threads=8, ranks=2, cores=8), steps=100)
+    said += loss_flags(float("nan"))
+    said += samples_flags({"samples_drawn": 16, "samples_distinct": 1})
+    said += peak_flags(2000.0, 990.0)
+    said += [superlinear_flag(1.5, 2) or "", superlinear_flag(1.5, 1) or "", NO_BASELINE]
+    return [SAME_SAMPLES, *said]
+
+
+def test_every_flag_is_one_reason_of_a_known_kind_where_flags_are_joined() -> None:
+    """Joined with "; " as a row's flags are and read back, each flag is one reason whose
+    kind is a FlagKind: a flag holding "; " would split into a stray kind of its own (the
+    samples flag's "give it more samples, or a smaller --batch" was read as one, named
+    among an N = 1 run's kinds and counted as a flag)."""
+    from gpuscale.plausibility import FlagKind, flag_kinds, flag_reasons, kind_of
+
+    flags = _every_flag()
+    kinds = [kind_of(f) for f in flags]
+    assert len(flags) == 14 and all(flags), flags
+    assert set(kinds) - {k.value for k in FlagKind} == set(), kinds
+    assert flag_reasons("; ".join(flags)) == flags
+    assert flag_kinds("; ".join(flags)) == tuple(dict.fromkeys(kinds))

@@ -325,7 +325,7 @@ def samples_flags(data: Record | None) -> list[str]:
         f"{FlagKind.SAMPLES_UNDER_BATCH}: {number(distinct)} distinct samples in a global "
         f"batch of {number(drawn)} (per-device batch x N), under the "
         f"{number(distinct_at_batch(drawn))} that draws from as many samples give: make_batch "
-        "draws from fewer samples than the batch, so the ranks repeat them; give it more "
+        "draws from fewer samples than the batch, so the ranks repeat them: give it more "
         "samples, or a smaller --batch"
     ]
 
@@ -482,7 +482,7 @@ def superlinear_flag(efficiency: float, accelerators: int, strategy: object = "d
     if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
         return (
             f"{FlagKind.SUPERLINEAR}: efficiency {efficiency:.2f} on {accelerators} devices "
-            f"(> {SUPERLINEAR_EFFICIENCY}); the runs are not comparable"
+            f"(> {SUPERLINEAR_EFFICIENCY}), so the runs are not comparable"
         )
     return None
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import gpuscale
 from gpuscale.advice.api import advise_loaded
 from gpuscale.advice.calibrate.rows import CalibrationError, longest, outlasted_by_flagged
 from gpuscale.advice.request import AdviceRequest
@@ -110,3 +111,27 @@ def test_allowed_flagged_the_longer_runs_decide(tmp_path: Path) -> None:
     # the 30-step run alone at N = 2 (0.423x over its N = 1 no-sync step), not the 2-step
     assert [(m.devices, m.allowed) for m in runs.measured] == [(2, True)]
     assert 0.4 < runs.measured[0].speedup < 0.45
+
+
+def test_a_model_passed_over_says_its_flagged_and_outlasted_runs_apart(tmp_path: Path) -> None:
+    """The largest model, passed over for a flagged 30-step N = 1 run that outlasts its
+    unflagged 2-step one, is said with 1 flagged run and 1 outlasted (not "its N = 1 runs
+    flagged", 2 runs, one of them unflagged)."""
+    from gpuscale.advice.calibrate.rows import why_not
+    from gpuscale.bench.results_file import append_result
+
+    from ..builders import bench_record
+
+    path = _busy_longer(tmp_path)
+    table = load_bench(path).table
+    found = why_not(table)
+    assert (found["case"], found["runs"], found["outlasted"]) == ("flagged", 1, 1)
+    assert found["kinds"] == ("machine busy",)
+    alone = why_not(table[table["steps"] == 30])  # no shorter run: none outlasted
+    assert (alone["runs"], alone["outlasted"]) == (1, None)
+    for world in (1, 2):  # a smaller model with trustworthy runs, advised on instead
+        append_result(path, bench_record("mlp-tiny", 1_000, world, 1000.0 * world**0.8))
+    advice = gpuscale.advise(bench=path, max_devices=2, link="pcie-phb")
+    [said] = [s for s in advice.explanation if s.startswith("Advised on mlp-tiny")]
+    passed = said.split("mlp-0.2m", 1)[1]
+    assert "1 shorter" in passed and "runs flagged" not in passed

@@ -381,3 +381,31 @@ def test_a_mistyped_factory_counts_what_the_file_has_beyond_the_names_shown(
     with pytest.raises(ModelError) as few:
         load_model(f"{tmp_path}/few.py:mkae")
     assert str(few.value).endswith("it has make")  # all shown: no count
+
+
+def test_a_model_file_given_without_its_factory_is_offered_its_functions(
+    tmp_path, monkeypatch
+) -> None:
+    """`bench --model tiny.py` (a file of the user's, no `:FACTORY`) was refused as a
+    ladder typo, "unknown model; the ladder: mlp-0.2m, ...": it is offered the spec to give,
+    with the file's top-level functions read from its source (never run)."""
+    from gpuscale.bench.ladder_names import checked_names
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny.py").write_text(
+        "import sys\nsys.exit(3)  # never run\n\ndef make():\n    pass\n\n"
+        "def _helper():\n    pass\n\ndef make_mse():\n    pass\n"
+    )
+    for typed, spec in (("tiny.py", "tiny.py:make"), ("tiny", "tiny:make")):
+        with pytest.raises(ModelError) as refused:
+            checked_names([typed], ["--model"])
+        said = str(refused.value)
+        assert said.startswith(f"--model {typed}: ") and "the ladder" not in said
+        offered = said.split("e.g. ", 1)[1].split()[0]
+        assert offered == spec
+        assert said.rstrip(")").endswith("make, make_mse")  # _helper is private
+    with pytest.raises(ModelError) as refused:
+        checked_names(["gone.py"], ["--model"])
+    assert "gone.py:FACTORY" in str(refused.value)
+    with pytest.raises(ModelError, match="the ladder"):  # no file of that name: a typo
+        checked_names(["tinyy"], ["--model"])

@@ -46,3 +46,18 @@ def test_earlier_rows_count_flagged_runs_among_the_ok_ones() -> None:
     scaling = bench_scaling(bench_table(rows))
     said = earlier_rows(scaling, scaling.iloc[0:0], "r.jsonl")
     assert said is not None and "(2 ok, 2 of them flagged; 0 failed)" in said
+
+
+def test_the_cpu_baseline_command_runs_the_compared_configuration_on_every_core() -> None:
+    """The one-process run it suggests is the compared runs' configuration (a walk: runs at
+    --batch 32 were offered `bench --nproc 1 --model M`, at the default batch 8, another
+    configuration), less their threads: one process takes every core by default."""
+    import shlex
+
+    records = [bench_record("mlp-1m", 10**6, n, 100.0 * n, batch=32) for n in (1, 2)]
+    said = baseline_sentence(bench_scaling(bench_table(records)))
+    assert said is not None
+    words = shlex.split(said.split("`")[1])
+    assert words[:2] == ["gpuscale", "bench"] and "--threads" not in words
+    options = dict(zip(words[2::2], words[3::2], strict=True))
+    assert options == {"--models": "mlp-1m", "--batch": "32", "--backend": "gloo", "--nproc": "1"}

@@ -21,6 +21,7 @@ from gpuscale.quantities import (
     number,
     of_the,
 )
+from gpuscale.tables.bench_runs import bench_options
 from gpuscale.tables.commands import quoted_path, suggested_command
 
 
@@ -75,10 +76,9 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     whether = f"{processes} beat this machine"
     if largest["nnodes"] > 1:  # NaN: one machine
         whether = f"{processes} on {int(largest['nnodes'])} machines beat one machine"
-    # one process alone takes every core of the host by default (threads = cores / ranks)
-    measures = suggested_command(
-        "bench", "--backend", "gloo", "--nproc", 1, "--model", largest["model"]
-    )
+    # the run's own configuration (its batch, precision...) but its threads: one process
+    # alone takes every core of the host by default (threads = cores / ranks)
+    measures = f"`gpuscale bench {bench_options(largest.drop('threads'))} --nproc 1`"
     return (
         f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
         "each process of the N > 1 runs had; a speedup over it does not answer whether "

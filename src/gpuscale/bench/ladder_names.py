@@ -5,6 +5,7 @@ before torch is imported (seconds); ``gpuscale.bench.models`` builds the ladder.
 
 from __future__ import annotations
 
+import ast
 import math
 import os
 import re
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from gpuscale.bench.config import ModelError
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import parse_size
+from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.requests import given_twice
 from gpuscale.tables.spelling import suggested
 
@@ -84,6 +86,8 @@ def checked_names(names: Sequence[str], options: Sequence[str] = ()) -> list[str
         raise ModelError(f"--models/--model: {twice}")
     given = [*options, *["--models"] * (len(chosen) - len(options))]
     for n, option in zip(chosen, given, strict=True):
+        if n not in LADDER_NAMES and ":" not in n and (lacks := factory_missing(n)):
+            raise ModelError(f"{option} {n}: {lacks}")
         if n not in LADDER_NAMES and ":" not in n:
             raise ModelError(  # the option and value first, as every refused value
                 f"{option} {n}: unknown model{closest_model(n)}; the ladder: "
@@ -93,6 +97,31 @@ def checked_names(names: Sequence[str], options: Sequence[str] = ()) -> list[str
         if n not in LADDER_NAMES and (problem := spec_problem(n)):
             raise ModelError(problem)
     return chosen
+
+
+def factory_missing(name: str) -> str | None:
+    """Where ``name`` (no ``:``) is a model's file, ``FILE.py`` or a module ``NAME`` whose
+    ``NAME.py`` is here, said without its factory: the spec to give, with the file's
+    top-level functions read from its source (parsed, never run: a model's own code runs
+    only in guarded children); None for any other name (a ladder typo)."""
+    path = name if name.endswith(".py") else f"{name}.py"
+    if not os.path.isfile(path):
+        if name.endswith(".py"):
+            return f"no such file, and a file's model needs its factory too: {name}:FACTORY"
+        return None
+    try:
+        with open(path, "rb") as source:
+            body = ast.parse(source.read()).body
+    except (OSError, SyntaxError, ValueError):  # its own import says why, as a failed row
+        body = []
+    defined = [
+        d.name
+        for d in body
+        if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef) and not d.name.startswith("_")
+    ]
+    example = quoted_path(f"{name}:{defined[0] if defined else 'FACTORY'}")  # a shell word
+    said = f" ({quoted_path(path)} defines {', '.join(defined[:8])})" if defined else ""
+    return f"names no factory: give the function that builds the model, e.g. {example}{said}"
 
 
 def spec_problem(name: str) -> str | None:

@@ -306,10 +306,13 @@ def chosen(bench: pd.DataFrame, name: str, broken: Broken) -> tuple[Finding | No
 
 def why_not(runs: pd.DataFrame, broken: tuple[int, ...] | None = None) -> Finding:
     """Why a model's ``runs`` give no trustworthy N = 1 run: ``broken`` (the counts whose
-    loss was not finite), none, each failed, else flagged (its flags' kinds)."""
+    loss was not finite), none, each failed, else flagged (its flagged runs' kinds, and
+    how many unflagged ones a flagged longer run outlasted: :func:`longest`)."""
     single = runs[runs["accelerators"] == 1]
     ok = single[single["status"] == "ok"]
-    kinds = tuple(dict.fromkeys(str(k) for row in ok["flag_kinds"] for k in row))
+    flagged = ok[_flagged(ok)]
+    kinds = tuple(dict.fromkeys(str(k) for row in flagged["flag_kinds"] for k in row))
+    outlasted = len(ok) - len(flagged) if len(flagged) else 0
     case = "flagged"
     if ok.empty:
         case = "failed"
@@ -321,8 +324,9 @@ def why_not(runs: pd.DataFrame, broken: tuple[int, ...] | None = None) -> Findin
         FindingKind.NO_SINGLE,
         case=case,
         on=broken,
-        runs=len(ok) or len(single),
+        runs=len(flagged) or len(ok) or len(single),
         kinds=kinds,
+        outlasted=outlasted if case == "flagged" and outlasted else None,
         named=bool(kinds),
         status=str(single["status"].iloc[-1]) if len(single) else None,
     )

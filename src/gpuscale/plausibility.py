@@ -325,7 +325,7 @@ def samples_flags(data: Record | None) -> list[str]:
         f"{FlagKind.SAMPLES_UNDER_BATCH}: {number(distinct)} distinct samples in a global "
         f"batch of {number(drawn)} (per-device batch x N), under the "
         f"{number(distinct_at_batch(drawn))} that draws from as many samples give: make_batch "
-        "draws from fewer samples than the batch, so the ranks repeat them; give it more "
+        "draws from fewer samples than the batch, so the ranks repeat them: give it more "
         "samples, or a smaller --batch"
     ]
 

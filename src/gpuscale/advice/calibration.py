@@ -251,6 +251,7 @@ class Runs:
     evidence: Support | None = None
     host_devices: int | None = None
     same_samples: bool = False
+    allowed_flags: tuple[str, ...] = ()  # the flag kinds (FlagKind) --allow-flagged admitted
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

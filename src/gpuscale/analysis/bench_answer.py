@@ -26,6 +26,7 @@ ANSWER_SHOWN = (
     "platform",
     "params",
     "accelerators",
+    "nnodes",  # where a run spanned machines
     "samples_per_s",
     "baseline_samples_per_s",  # what the speedup is against: a reader can divide
     "speedup",

@@ -18,6 +18,7 @@ BENCH_SHOWN = (
     "platform",
     "params",
     "accelerators",
+    "nnodes",  # only where a run spanned machines (``shown_columns``)
     "step_ms_mean",
     "plain_step_ms_mean",
     "samples_per_s",
@@ -84,12 +85,23 @@ def results_title(whose: str, scaling: pd.DataFrame, failed: pd.DataFrame) -> st
 
 def shown_columns(scaling: pd.DataFrame) -> tuple[str, ...]:
     """``BENCH_SHOWN`` less each strategy's own columns where no row ran that strategy (a
-    file of DDP runs shows no empty FSDP columns, one of FSDP runs no empty DDP ones)."""
+    file of DDP runs shows no empty FSDP columns, one of FSDP runs no empty DDP ones), and
+    less ``nnodes`` where every run ran on one machine (a run over several is told apart
+    from one of as many devices on one host: its communication crossed the network)."""
     ran = set(scaling.get("strategy", pd.Series(dtype=str)).dropna()) or {"ddp"}  # DDP's alone
     absent = {s for s in ("ddp", "fsdp") if s not in ran}
     own = {f"{s}_overhead_ms" for s in absent} | {f"{s}_vs_bare" for s in absent}
     own |= {f"speedup_{s}" for s in absent}
+    if not spans_machines(scaling):
+        own.add("nnodes")
     return tuple(c for c in BENCH_SHOWN if c not in own)
+
+
+def spans_machines(scaling: pd.DataFrame) -> bool:
+    """Whether any run of ``scaling`` ran on more than one machine (``nnodes`` > 1; a row
+    without the field ran on one)."""
+    nodes = scaling.get("nnodes", pd.Series(dtype=float))
+    return bool((pd.to_numeric(nodes, errors="coerce") > 1).any())
 
 
 def none_ok(failed: pd.DataFrame) -> str:

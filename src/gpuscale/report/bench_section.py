@@ -10,6 +10,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling, speedups_as_predicted
 from gpuscale.analysis.bench_sentences import speedup_basis, speedup_over, wrapped_baselines
+from gpuscale.analysis.bench_view import spans_machines
 from gpuscale.quantities import agreeing, counted, filled, joined, of_the, span
 from gpuscale.report.bench_answer import (
     advised_runs,
@@ -51,6 +52,7 @@ COLUMNS = {
     "accum": "Accum. steps",  # micro-batches per step: a step of 4 times 4 forwards
     "params": "Parameters",
     "accelerators": "Devices",
+    "nnodes": "Nodes",  # only where a run spanned several (``bench_view.spans_machines``)
     "step_ms_mean": "Step (ms)",
     "samples_per_s": "Samples/s",
     "exposed_comm_ms": "Exposed comm. (ms)",
@@ -62,6 +64,9 @@ COLUMNS = {
     "fsdp_vs_bare": "FSDP vs bare module (1 device)",  # only where a row ran it
     "evidence_said": "Evidence",  # the bench table's grade and why weak, as the CLI says
     "flags": "Not trusted because",
+    # why a run's energy and power are no measurement (its meter dropped out: the advice
+    # leaves them out), only where a run's is; its times stand, so it is no flag above
+    "energy_flag": "Energy not used because",
 }
 
 
@@ -454,7 +459,16 @@ def shown_columns(scaling: pd.DataFrame) -> dict[str, str]:
         for col, label in COLUMNS.items()
         if (col not in HOW_RUN or (col in scaling and scaling[col].nunique(dropna=False) > 1))
         and (not col.endswith("_vs_bare") or col.split("_")[0] in ran)
+        and (col != "nnodes" or spans_machines(scaling))
+        and (col != "energy_flag" or _energy_flagged(scaling))
     }
+
+
+def _energy_flagged(scaling: pd.DataFrame) -> bool:
+    """Whether any run's energy is flagged (``energy_flag``; a table of an earlier gpuscale
+    lacks the column: none is)."""
+    flags = scaling.get("energy_flag", pd.Series(dtype=str))
+    return bool(flags.fillna("").astype(str).ne("").any())
 
 
 # How the breakdown's caption names a configuration field its bars tell apart.

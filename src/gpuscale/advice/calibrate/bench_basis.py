@@ -112,6 +112,7 @@ def from_bench(
         evidence=evidence,
         host_devices=most_host_devices(table),
         same_samples=any(FlagKind.SAME_SAMPLES in kinds for kinds in multi["flag_kinds"]),
+        allowed_flags=tuple(kind for kind, _, _ in found.flags) if req.allow_flagged else (),
     )
     # the rate to check against the peak (``build``) at the run's precision: the one advised
     # (the per-sample work's), said where no peak checks it (of a GPU); and the rate its

@@ -333,11 +333,20 @@ def why_not(runs: pd.DataFrame, broken: tuple[int, ...] | None = None) -> Findin
 
 
 def allowed_flagged(found: Usable) -> Finding | None:
-    """With --allow-flagged, the flagged runs used (by kind of flag) and the broken models
-    left out whatever it says; None where neither is."""
+    """With --allow-flagged, the flagged runs used (by kind of flag; ``repeats``: those whose
+    samples/s count samples their ranks repeated) and the broken models left out whatever it
+    says; None where neither is."""
     used = None
     if found.allowed:
         flags, several = flags_seen(found.flags), flags_among(found.flags, found.allowed)
-        used = Finding.of(FindingKind.FLAGGED_USED, n=found.allowed, flags=flags, several=several)
+        repeats = next((n for k, n, _ in found.flags if k == FlagKind.SAMPLES_UNDER_BATCH), None)
+        used = Finding.of(
+            FindingKind.FLAGGED_USED,
+            n=found.allowed,
+            flags=flags,
+            several=several,
+            repeats=repeats,
+            repeat_kind=FlagKind.SAMPLES_UNDER_BATCH.value,
+        )
     parts = tuple(filter(None, (used, broken_left_out(found.broken))))
     return Finding.of(FindingKind.ALLOWED_FLAGGED, parts=parts) if parts else None

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.cli import app
 
 H100 = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"

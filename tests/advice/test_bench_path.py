@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.explain.phrasebook import measured
 from gpuscale.advice.explain.phrasebook import said as words
 from gpuscale.advice.types import FindingKind, TermId

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.bench.results import load_bench

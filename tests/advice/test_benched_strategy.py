@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.explain.as_json import advice_document
 from gpuscale.advice.types import FindingKind, TermId
 from gpuscale.tables.requests import NamedError

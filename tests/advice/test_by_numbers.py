@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.bench.results_file import append_result
 

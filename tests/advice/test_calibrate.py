@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.advice.api import worded_refusal
 from gpuscale.advice.calibrate.calibration import calibrate
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import measured_network, read_comm
-from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.explain.phrasebook import said
 from gpuscale.advice.model.network import comm_scale
 from gpuscale.advice.model.step import step_at

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.explain.caveats import flag_remedy
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app

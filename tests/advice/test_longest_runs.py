@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.api import advise_loaded
-from gpuscale.advice.calibrate.rows import CalibrationError, longest, outlasted_by_flagged
+from gpuscale.advice.calibrate.errors import CalibrationError
+from gpuscale.advice.calibrate.rows import longest, outlasted_by_flagged
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import load_bench
 from gpuscale.cli import app

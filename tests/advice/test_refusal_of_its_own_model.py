@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.bench.results_file import append_result
 from gpuscale.plausibility import NO_WARMUP, FlagKind
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import AdviceData, build
-from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError
+from gpuscale.advice.calibrate.errors import BenchFieldError, CalibrationError
 from gpuscale.advice.derived import Searched
 from gpuscale.advice.explain.answer import shown
 from gpuscale.advice.explain.caveats import field_refusal, nothing_fits, refusal

@@ -29,7 +29,6 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
 
     # the answer first (COLUMNS wide, at most 100), then the table (--explain: and the rest);
     # or CSV, or JSON (the whole)
-    table = fmt is Format.table
+    table, document = fmt is Format.table, fmt is Format.json
     say(shown(result, out.width) if table else ())
-    view = advice_view(result, terminal=table, document=fmt is Format.json, explain=request.explain)
-    show(view, fmt)
+    show(advice_view(result, terminal=table, document=document, explain=request.explain), fmt)

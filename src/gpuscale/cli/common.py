@@ -86,7 +86,6 @@ FormatOption = Annotated[
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]
-# What `analyze`, `plan`, `trends` and `energy` print past their answer (findings, method notes)
 Explain = Annotated[bool, typer.Option("--explain", help=EXPLAIN_HELP)]
 Families = Annotated[
     list[str] | None,

@@ -174,7 +174,8 @@ def _model_in_bench(bench: pd.DataFrame, model: str, bench_path: Path | None) ->
     whose every run failed is no typo: the report says so, without the advice."""
     # lazy: the advice's rule, only where a report advises on a model named
     from gpuscale.advice.api import worded_refusal
-    from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError, known_model
+    from gpuscale.advice.calibrate.errors import BenchFieldError, CalibrationError
+    from gpuscale.advice.calibrate.rows import known_model
 
     try:
         known_model(bench, model, bench_path)

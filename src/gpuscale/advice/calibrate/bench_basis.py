@@ -13,10 +13,10 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import fits, measured
 from gpuscale.advice.calibrate.calibration import single
+from gpuscale.advice.calibrate.errors import BenchFieldError
 from gpuscale.advice.calibrate.other_strategy import without_fsdp_own
 from gpuscale.advice.calibrate.rows import (
     HARDWARE_COLUMNS,
-    BenchFieldError,
     Usable,
     allowed_flagged,
     chosen,

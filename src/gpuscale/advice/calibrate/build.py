@@ -12,10 +12,11 @@ import pandas as pd
 from gpuscale.advice.assumptions import of_calibration
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.calibration import advised
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.calibrate.from_numbers import from_numbers
 from gpuscale.advice.calibrate.link import machine_of, span_of
 from gpuscale.advice.calibrate.memory import memory_check
-from gpuscale.advice.calibrate.rows import CalibrationError, usable
+from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.calibration import BenchHost, Calibration
 from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import checked

@@ -12,11 +12,13 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, memory
-from gpuscale.advice.calibrate.fits import noise, slowdowns
-from gpuscale.advice.calibrate.rows import (
+from gpuscale.advice.calibrate.errors import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
+)
+from gpuscale.advice.calibrate.fits import noise, slowdowns
+from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
     default_model,

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate.rows import CalibrationError
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.calibration import Shape
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, FixedCost, Split, line, prior, within_peak
 from gpuscale.advice.model.hardware import ceiling

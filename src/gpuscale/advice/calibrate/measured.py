@@ -12,14 +12,9 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import calibrate, single
+from gpuscale.advice.calibrate.errors import CalibrationError
 from gpuscale.advice.calibrate.fits import fit_compute, one_rank_own, slowdowns
-from gpuscale.advice.calibrate.rows import (
-    HARDWARE_COLUMNS,
-    CalibrationError,
-    as_step_model,
-    longest,
-    same_hardware,
-)
+from gpuscale.advice.calibrate.rows import HARDWARE_COLUMNS, as_step_model, longest, same_hardware
 from gpuscale.advice.calibration import Calibration, FamilyBasis
 from gpuscale.advice.model.fixed_cost import line
 from gpuscale.advice.model.hardware import ceiling

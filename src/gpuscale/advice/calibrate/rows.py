@@ -1,9 +1,8 @@
 """The bench rows an advice may use (:func:`usable`), read as the step model takes them
-(:func:`as_step_model`), and the errors that refuse them (records: their words are said by
-the caller that shows them); the model advised on where none was asked (:func:`default_model`)
-and why (:func:`chosen`), and the flagged runs used with --allow-flagged
-(:func:`allowed_flagged`: its flags and the broken models left out are findings the refusals
-say too)."""
+(:func:`as_step_model`), refused by the errors of :mod:`.errors`; the model advised on
+where none was asked (:func:`default_model`) and why (:func:`chosen`), and the flagged runs
+used with --allow-flagged (:func:`allowed_flagged`: its flags and the broken models left out
+are findings the refusals say too)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate.errors import (
+    BenchFieldError,
+    CalibrationError,
+)
 from gpuscale.advice.derived import broken_left_out, flags_among, flags_seen
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, FindingKind, LeftOut, Refusal, RefusalKind, trusted_runs
@@ -22,7 +25,6 @@ from gpuscale.plausibility import FlagKind
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS
 from gpuscale.tables.bench import configuration_labels
 from gpuscale.tables.bench_schema import BENCH_LATER_COLUMNS
-from gpuscale.tables.requests import FieldError, NamedError, as_keywords
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -31,52 +33,6 @@ HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "th
 _PLAIN_STEPS = ("plain_step_ms_mean", "small_batch_step_ms_mean", "fixed_ms")
 _PLAIN_STEPS += ("fixed_ms_low", "fixed_ms_high")
 Broken = tuple[tuple[str, tuple[int, ...]], ...]  # models, each with its counts
-Why = Finding | Refusal | str
-
-
-class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model: why (``found``), the runs ``left`` out;
-    its words (``text``) given by the caller that shows it (``api.worded``), else it reads
-    as its record."""
-
-    def __init__(self, found: Why, left: LeftOut | None = None) -> None:
-        ValueError.__init__(self, found)
-        self.found, self.left = found, left
-        self.text = ""
-
-    @property
-    def rule(self) -> str:  # the refusal as a named field's rule (NamedError, FieldError)
-        return self.text
-
-    def __str__(self) -> str:
-        return self.text or ValueError.__str__(self)
-
-
-class NamedCalibrationError(CalibrationError, NamedError):
-    """A :class:`CalibrationError` naming request fields (options, or Python's keywords)."""
-
-    field, value, problems = "", None, ()
-
-    def __str__(self) -> str:
-        return as_keywords(CalibrationError.__str__(self))
-
-
-class BenchFieldError(CalibrationError, FieldError):
-    """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step), named as the CLI's option or Python's keyword (``field_text``: its
-    words naming the field, given with ``text``)."""
-
-    def __init__(self, field: str, value: object, found: Why) -> None:
-        CalibrationError.__init__(self, found)
-        self.field, self.value = field, value
-        self.field_text = ""
-
-    @property
-    def problems(self) -> tuple[tuple[str, object, str], ...]:
-        return ((self.field, self.value, self.rule),)
-
-    def __str__(self) -> str:
-        return as_keywords(self.field_text or ValueError.__str__(self))
 
 
 def _flagged(table: pd.DataFrame) -> pd.Series:

@@ -9,7 +9,7 @@ one-device run too). Pure functions; thresholds documented here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
@@ -61,17 +61,43 @@ _KIND_STARTS = (
     ("sync overhead exceeds ", FlagKind.SYNC_WAIT),
     ("N = 1 run flagged", FlagKind.BASELINE),
 )
+# What clears each kind of flag before its runs are benched again: the one mapping every
+# message saying how to clear a flag reads (a refusal's, a count measured on flagged runs
+# only), in the words of the flag's own reason where it says one. A noisy host's kinds (busy,
+# stolen, a spread or repeats no quieter machine would give) are cleared by a quieter one;
+# timings that cannot be true of one machine (a faster one-rank step, super-linear scaling)
+# by more steps there too; an N = 1 run's flag (BASELINE) by that run's own kinds' remedies.
+QUIETER = "run on a quieter machine, nothing else running"
+REMEDIES: dict[FlagKind, str] = {
+    FlagKind.SAME_SAMPLES: "draw per-rank data, e.g. from torch's default generator, which "
+    "gpuscale seeds per rank",
+    FlagKind.NO_WARMUP: "run --warmup 1 or more",
+    FlagKind.NOISY_SYNC: QUIETER,
+    FlagKind.NOISY_NOSYNC: QUIETER,
+    FlagKind.REPEATS: QUIETER,
+    FlagKind.NOSYNC_SLOWER: QUIETER,
+    FlagKind.LOSS: "check its loss and learning rate",
+    FlagKind.BUSY: QUIETER,
+    FlagKind.STEAL: QUIETER,
+    FlagKind.ONE_RANK_FASTER: "run more --steps on a quieter machine",
+    FlagKind.SUPERLINEAR: "run more --steps on a quieter machine",
+    FlagKind.NO_ONE_DEVICE: "bench an N = 1 run too (--nproc 1,N)",
+    FlagKind.SYNC_WAIT: QUIETER,  # the slowest rank waited for, or noise
+    FlagKind.NO_BASELINE: "bench an N = 1 run of the same configuration",
+    FlagKind.ABOVE_PEAK: "check the step times, the FLOPs per sample and the device named",
+    FlagKind.SAMPLES_UNDER_BATCH: "give make_batch more samples, or a smaller --batch",
+}
 # Kinds a noisy host raises (re-run quieter, or allow them with a warning).
-HOST_NOISE = frozenset(
-    {
-        FlagKind.BUSY,
-        FlagKind.STEAL,
-        FlagKind.NOISY_SYNC,
-        FlagKind.NOISY_NOSYNC,
-        FlagKind.REPEATS,
-        FlagKind.NOSYNC_SLOWER,
-    }
-)
+HOST_NOISE = frozenset(kind for kind, remedy in REMEDIES.items() if remedy == QUIETER)
+
+
+def remedies(kinds: Iterable[str]) -> list[str]:
+    """The remedies (:data:`REMEDIES`) of ``kinds`` (a row's ``flag_kinds``), each once, in
+    order, a quieter machine last (where a command follows, it is run there); a kind this
+    version does not know (its own words) has none, nor has BASELINE."""
+    known = {kind.value: remedy for kind, remedy in REMEDIES.items()}  # read by value
+    found = dict.fromkeys(known[str(k)] for k in kinds if str(k) in known)
+    return sorted(found, key=lambda remedy: remedy == QUIETER)
 
 
 def flag_reasons(flags: object) -> list[str]:
@@ -177,9 +203,7 @@ def same_samples(local_sq: list[list[float]], global_sq: list[float]) -> bool:
 
 # Why a run whose ranks computed identical gradients is flagged, and what to do.
 SAME_SAMPLES = (
-    f"{FlagKind.SAME_SAMPLES}: draw per-rank data, "
-    "e.g. from torch's default generator, which gpuscale seeds per rank (the noise scale is "
-    "not reported)"
+    f"{FlagKind.SAME_SAMPLES}: {REMEDIES[FlagKind.SAME_SAMPLES]} (the noise scale is not reported)"
 )
 
 
@@ -209,7 +233,8 @@ def no_warmup(strategy: object = "ddp") -> str:
     set_up = _SET_UP.get(str(strategy), _SET_UP["ddp"])
     return (
         f"{FlagKind.NO_WARMUP}: the first timed step holds one-off set-up (allocation, "
-        f"{set_up}, kernel selection), charged to the synchronised step: run --warmup 1 or more"
+        f"{set_up}, kernel selection), charged to the synchronised step: "
+        f"{REMEDIES[FlagKind.NO_WARMUP]}"
     )
 
 
@@ -280,15 +305,14 @@ def run_flags(
                 # no "; " inside (a row's flags are "; "-separated); as bench.evidence
                 # says: more steps measure a spread, they do not narrow it
                 f"noisy {label} steps: p95 {number(p95)} ms is {above(p95 / p50)}x the median "
-                f"(> {NOISY_P95_OVER_P50}x), a spread more steps do not narrow: run on a "
-                "quieter machine, nothing else running"
+                f"(> {NOISY_P95_OVER_P50}x), a spread more steps do not narrow: {QUIETER}"
             )
     spread = timing.get("repeat_spread")
     if _finite(spread) and spread > REPEAT_SPREAD:
         rates = ", ".join(number(r) for r in timing.get("repeat_samples_per_s") or ())
         flags.append(
             f"{FlagKind.REPEATS}: {rates} samples/s span {spread:.0%} of the median "
-            f"(> {REPEAT_SPREAD:.0%}), the host changed between them: run on a quieter machine"
+            f"(> {REPEAT_SPREAD:.0%}), the host changed between them: {QUIETER}"
         )
     step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")
     if _finite(step) and _finite(overhead) and step > 0 and -overhead / step > NEGATIVE_SYNC_SHARE:
@@ -325,8 +349,8 @@ def samples_flags(data: Record | None) -> list[str]:
         f"{FlagKind.SAMPLES_UNDER_BATCH}: {number(distinct)} distinct samples in a global "
         f"batch of {number(drawn)} (per-device batch x N), under the "
         f"{number(distinct_at_batch(drawn))} that draws from as many samples give: make_batch "
-        "draws from fewer samples than the batch, so the ranks repeat them: give it more "
-        "samples, or a smaller --batch"
+        f"draws from fewer samples than the batch, so the ranks repeat them: "
+        f"{REMEDIES[FlagKind.SAMPLES_UNDER_BATCH]}"
     ]
 
 
@@ -341,7 +365,7 @@ def loss_flags(loss: float | None) -> list[str]:
     return [
         # no "; " inside: a row's flags are "; "-separated
         f"{LOSS_NOT_FINITE}: {loss} at the last timed step, so the model trains nothing "
-        "(broken or diverged): check its loss and learning rate (its step times stand)"
+        f"(broken or diverged): {REMEDIES[FlagKind.LOSS]} (its step times stand)"
     ]
 
 
@@ -350,7 +374,7 @@ def busy_remedy(other: float, cpu: CpuUse | None) -> str:
     the run's ranks (``cpu``) had more threads than the cores left to them, the
     ``--threads`` that fit those cores (at least 1), and a quieter machine; else the
     quieter machine. Its text follows the flag's detail (no "; ": flags are separated so)."""
-    quieter = "run on a quieter machine, nothing else running"
+    quieter = QUIETER
     if cpu is None:
         return f": {quieter}"
     taken = other * cpu.cores
@@ -462,8 +486,7 @@ def peak_flags(achieved_tflops: object, peak_tflops: object) -> list[str]:
         # no "; " inside: a row's flags are "; "-separated
         f"{FlagKind.ABOVE_PEAK}: {number(achieved_tflops)} TFLOP/s per device, MFU "
         f"{above(share, MAX_MFU)} (> {MAX_MFU:g}), more work a second than the device's peak "
-        f"of {number(peak_tflops)} TFLOP/s allows: check the step times, the FLOPs per sample "
-        "and the device named"
+        f"of {number(peak_tflops)} TFLOP/s allows: {REMEDIES[FlagKind.ABOVE_PEAK]}"
     ]
 
 
@@ -476,8 +499,8 @@ def superlinear_flag(efficiency: float, accelerators: int, strategy: object = "d
         wrapper = "FSDP" if str(strategy) == "fsdp" else "DDP"
         return (
             f"{wrapper}'s one-rank step measured {efficiency:.2f}x as fast as the plain step of "
-            f"the same model: noise larger than {wrapper}'s own cost; run more --steps on a "
-            "quieter machine"
+            f"the same model: noise larger than {wrapper}'s own cost; "
+            f"{REMEDIES[FlagKind.ONE_RANK_FASTER]}"
         )
     if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
         return (

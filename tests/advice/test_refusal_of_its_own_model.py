@@ -1,7 +1,7 @@
 """A refusal for one model of a bench file names that model's runs and what would mend
 them, never another model's: a file of two models, ``mlp-a`` flagged for a busy host and
 ``mlp-b`` for no warm-up, refused ``--model mlp-a`` with mlp-b's four runs and its
-"bench again as the flag says (no warm-up)" among the reasons."""
+"run --warmup 1 or more" (no warm-up's remedy) among the reasons."""
 
 from __future__ import annotations
 

@@ -61,3 +61,43 @@ def test_the_cpu_baseline_command_runs_the_compared_configuration_on_every_core(
     assert words[:2] == ["gpuscale", "bench"] and "--threads" not in words
     options = dict(zip(words[2::2], words[3::2], strict=True))
     assert options == {"--models": "mlp-1m", "--batch": "32", "--backend": "gloo", "--nproc": "1"}
+
+
+def _models_measured(said: str | None) -> list[str]:
+    """The models of the one-process command(s) the CPU baseline suggests."""
+    import shlex
+
+    assert said is not None
+    named = []
+    for command in said.split("`")[1::2]:
+        words = shlex.split(command)
+        named += words[words.index("--models") + 1].split(",")
+    return named
+
+
+def test_the_cpu_baseline_names_every_model_compared_and_never_a_broken_one() -> None:
+    """Of two models run on 1, 2 and 4 processes, the note named only the larger's
+    one-process run, and named it where its loss was not finite at 4 (a broken model, no
+    run of which the advice uses)."""
+    from gpuscale.plausibility import loss_flags
+
+    def table(broken_at: int | None) -> pd.DataFrame:
+        records = []
+        for model, params in (("mlp-1m", 10**6), ("mlp-4m", 4 * 10**6)):
+            for n in (1, 2, 4):
+                lost = loss_flags(float("nan")) if model == "mlp-4m" and n == broken_at else []
+                records.append(bench_record(model, params, n, 100.0 * n, flags=lost))
+        return bench_scaling(bench_table(records))
+
+    assert sorted(_models_measured(baseline_sentence(table(None)))) == ["mlp-1m", "mlp-4m"]
+    assert _models_measured(baseline_sentence(table(4))) == ["mlp-1m"]
+    assert _models_measured(baseline_sentence(table(1))) == ["mlp-1m"]  # no N = 1 run sound
+    broken_only = bench_scaling(
+        bench_table(
+            [
+                bench_record("mlp-4m", 4 * 10**6, n, 100.0, flags=loss_flags(float("nan")))
+                for n in (1, 2)
+            ]
+        )
+    )
+    assert baseline_sentence(broken_only) is None  # no sound model compared: nothing to say

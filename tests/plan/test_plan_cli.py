@@ -314,3 +314,15 @@ def test_a_workload_of_other_numbers_is_offered_no_name() -> None:
     assert "did you mean" not in result.output
     result = runner.invoke(app, ["plan", "-w", "gpt33", "-a", "H100"])
     assert result.exit_code == 2 and "(did you mean 'gpt3'?)" in result.output
+
+
+def test_a_part_of_two_workloads_offers_both() -> None:
+    """`-w lama` is in llama2_70b_lora and llama31_405b: plan offered neither where
+    `analyze -b lama` (one of them in its round) offered its one; both are candidates."""
+    result = runner.invoke(app, ["plan", "-w", "lama", "-a", "H100"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(result.output.split())
+    offered = said.split("(did you mean ", 1)[1].split("?)", 1)[0]
+    assert offered.replace("'", "").split(" or ") == ["llama2_70b_lora", "llama31_405b"]
+    result = runner.invoke(app, ["plan", "-w", "mlp", "-a", "H100"])  # none holds it
+    assert result.exit_code == 2 and "did you mean" not in result.output

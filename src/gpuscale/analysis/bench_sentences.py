@@ -6,11 +6,13 @@ json`` that carries both the numbers and these sentences."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
+from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import (
     column_label,
     counted,
@@ -60,12 +62,43 @@ def bench_headline(scaling: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+def broken_models(scaling: pd.DataFrame) -> set[str]:
+    """The models of ``scaling`` with a run whose loss was not finite (a broken or
+    diverged model: the advice uses none of its runs, and no note is said of it)."""
+    kinds = scaling.get("flag_kinds", pd.Series([()] * len(scaling), index=scaling.index))
+    lost = kinds.map(lambda found: FlagKind.LOSS in (found or ()))
+    return set(scaling.loc[lost.astype(bool), "model"].astype(str))
+
+
+def _measures_one(multi: pd.DataFrame) -> str:
+    """The ``gpuscale bench ... --nproc 1`` commands that run one process with all its
+    cores in each compared configuration (its largest run's, less its threads: one process
+    alone takes every core of the host by default), the models sharing one named together
+    (``--models a,b``; a model file, ``--model``, alone)."""
+    largest = multi.sort_values("accelerators").groupby("model", sort=False).tail(1)
+    groups: dict[str, list[str]] = {}
+    for _, row in largest.sort_values("accelerators", ascending=False).iterrows():
+        kept = row.drop("threads")
+        alone = ":" in str(row["model"])  # a file: --model takes one
+        key = bench_options(kept) if alone else bench_options(kept, model=False)
+        groups.setdefault(key, []).append("" if alone else str(row["model"]))
+    commands = [
+        "`gpuscale bench "
+        + filled("--models {} ", ",".join(shlex.quote(m) for m in models if m))
+        + f"{options} --nproc 1`"
+        for options, models in groups.items()
+    ]
+    return f"{joined(commands, 'and')} {'measures' if len(commands) == 1 else 'measure'}"
+
+
 def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     """On CPU, what the N = 1 baseline is and what a speedup over it does not answer: only
     where a CPU run at N > 1 has a speedup (an N = 1 run of its configuration to compare
     with; None otherwise), with its threads (the N = 1 run's: the same configuration),
-    and the processes (and machines) of the largest such run."""
-    cpu = scaling[scaling["device"] == "cpu"]
+    the processes (and machines) of the largest such run, and the one-process run of each
+    model compared (:func:`_measures_one`); a broken model's runs are no such run
+    (:func:`broken_models`)."""
+    cpu = scaling[(scaling["device"] == "cpu") & ~scaling["model"].isin(broken_models(scaling))]
     multi = cpu[(cpu["accelerators"] > 1) & cpu["speedup"].notna()]
     if multi.empty:
         return None
@@ -76,13 +109,10 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     whether = f"{processes} beat this machine"
     if largest["nnodes"] > 1:  # NaN: one machine
         whether = f"{processes} on {int(largest['nnodes'])} machines beat one machine"
-    # the run's own configuration (its batch, precision...) but its threads: one process
-    # alone takes every core of the host by default (threads = cores / ranks)
-    measures = f"`gpuscale bench {bench_options(largest.drop('threads'))} --nproc 1`"
     return (
         f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
         "each process of the N > 1 runs had; a speedup over it does not answer whether "
-        f"{whether} used by one process with all its cores: {measures} measures that one"
+        f"{whether} used by one process with all its cores: {_measures_one(multi)} that one"
     )
 
 

@@ -75,23 +75,28 @@ def did_you_mean(name: str, valid: Iterable[str]) -> str:
     return suggested(close, upto=len(close))
 
 
+# The most names holding a typed part that are offered (``mlp`` held by a dozen models is no
+# suggestion; two or three are the candidates a user chooses from).
+MOST_HOLDING = 3
+
+
 def closest_names(name: str, valid: Iterable[str]) -> list[str]:
     """The closest of ``valid`` to ``name`` (difflib's ratio at least 0.6, an option's
     leading dashes left out of it; as close, all: :func:`likeliest`), whatever the case of
-    either (``ALL_REDUC`` for ``all_reduce``), else the one of ``valid`` holding ``name``
-    (3 characters up: ``resnet``), else none. A lower cutoff, or the dashes counted, would
-    offer ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for
-    ``--out``."""
+    either (``ALL_REDUC`` for ``all_reduce``), else those of ``valid`` holding ``name`` (3
+    characters up: ``resnet``), up to :data:`MOST_HOLDING` of them (``lama``: llama2_70b_lora
+    and llama31_405b), else none. A lower cutoff, or the dashes counted, would offer
+    ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for ``--out``."""
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
     close = likeliest(typed, by_lower)
     if not close:  # a letter typed for the digit it looks like (H1OO: H100)
         close = likeliest(digits_read(typed), by_lower)
-    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one alone
+    if not close:  # a part of a few names (`lama`: llama2_70b_lora, llama31_405b): those
         key = typed.strip()
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
-        if len(holding) == 1:
-            close = holding
+        if len(holding) <= MOST_HOLDING:
+            close = sorted(holding)
     return [by_lower[c] for c in close]
 
 

@@ -42,7 +42,7 @@ from gpuscale.bench.support import Support, weak
 from gpuscale.hardware.memory import GATHERED, GATHERED_UNITS, MemoryCheck
 from gpuscale.hardware.power import charged_at, whole_job_w
 from gpuscale.names import did_you_mean
-from gpuscale.plausibility import HOST_NOISE, FlagKind
+from gpuscale.plausibility import HOST_NOISE, FlagKind, remedies
 from gpuscale.quantities import agreeing, filled, format_count, joined, numbers_apart, with_article
 from gpuscale.tables.advice import ADVICE_COLUMNS, NOT_POSITIVE, TOO_WIDE_TO_TEST
 from gpuscale.tables.requests import ref
@@ -67,8 +67,8 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
         on = {"host_devices": host_devices, "per_node": found.per_node}  # where it runs
         run = BenchRun(found.model, counts, more=steps, run=found.run, **on)
         said["command"] = Measure(bench=run)
-        said["how"] = any(k in HOST_NOISE for k in kinds)  # on a quieter machine
-        said["other"] = joined([k for k in kinds if k not in HOST_NOISE])
+        said["how"] = "; ".join(remedies(kinds)) or None  # plausibility.REMEDIES
+        said["other"] = joined([k for k in kinds if not remedies([k])])  # as their flags say
     return sentence("measure_first", **said)
 
 
@@ -138,14 +138,18 @@ def power_said(power: Power, counts: Iterable[tuple[int, float | None]]) -> str:
 
 
 def flag_remedy(kinds: list[str]) -> str:
+    """What clears flags of ``kinds``: each kind's remedy (``plausibility.REMEDIES``; one it
+    does not know, as its flag says), or --allow-flagged; a broken model's fix alone."""
     # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
     kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
-    noise = [k for k in kinds if k in HOST_NOISE]
-    other = [k for k in kinds if k not in noise and k != FlagKind.LOSS]
     if FlagKind.LOSS in kinds:  # no way out but the fix: neither a quieter host nor --allow-flagged
-        return sentence("broken", case="remedy", kinds=", ".join(noise + other) or None)
-    if noise or other:
-        return sentence("flag_remedy", quieter=bool(noise), other=", ".join(other) or None)
+        other = [k for k in kinds if k != FlagKind.LOSS]
+        return sentence("broken", case="remedy", kinds=", ".join(other) or None)
+    unknown = [k for k in kinds if not remedies([k])]
+    if kinds:
+        quieter = any(k in HOST_NOISE for k in kinds)  # said with --repeat, which that allows
+        ways = {"ways": "; ".join(remedies(kinds)) or None, "other": ", ".join(unknown) or None}
+        return sentence("flag_remedy", quieter=quieter, **ways)
     return ""
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 from gpuscale.advice.request_fields import RequestFields
 from gpuscale.advice.types import FINDINGS, Finding, Measure, Reading, Value, maybe, read_data
 from gpuscale.analysis.bench_sentences import speedup_over
+from gpuscale.plausibility import remedies
 from gpuscale.quantities import (
     article,
     counted,
@@ -214,6 +215,8 @@ KINDS: dict[str, Callable[[object, object], str]] = {
     "g_list": lambda v, of: ", ".join(f"{x:g}" for x in _floats(v)),  # 8, 16, 32
     "bytes": lambda v, of: joined(map(format_bytes, _floats(v))),  # 512 KiB and 1 MiB
     "spans": _spans,
+    # flag kinds' remedies (plausibility.REMEDIES); kinds it does not know: their flags' own
+    "remedies": lambda v, of: "; ".join(remedies(v)) or "bench again as the flags say",  # type: ignore[arg-type]
     "batch": lambda v, of: format_batch(_float(v)),
     "minutes": lambda v, of: format_minutes(_float(v)),
     "shell": lambda v, of: shlex.quote(str(v)),  # a command that pastes as it is

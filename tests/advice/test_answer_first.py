@@ -236,6 +236,26 @@ def test_explain_folds_at_a_terminals_width_and_a_log_keeps_each_sentence() -> N
     assert len(bullets) < len(said)  # the answer's own lines said once
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_explain_says_the_answer_once(case: str) -> None:
+    """Under ``--explain`` the answer's sentences open the output and no bullet under the
+    table says one again, not even with more beside it (the decision line with its
+    efficiency's parts is the answer's there). Sentences compared by their first 60
+    characters (a sentence wrapped over lines joined first)."""
+    answer = json.loads(_run(*CASES[case], "-f", "json"))["answer"]
+    sentences: list[str] = []
+    for line in _run(*CASES[case], "--explain").splitlines():
+        if line.startswith("  ") and sentences:  # a wrapped sentence's continuation
+            sentences[-1] += " " + line.strip()
+        else:
+            sentences.append(line)
+    above = sentences[: len(answer)]  # the answer, as many sentences as the default's
+    bullets = [line.removeprefix("- ") for line in sentences if line.startswith("- ")]
+    assert [a[:20] for a in above] == [a[:20] for a in answer]  # each opens as the default's
+    repeated = [b for b in bullets for a in above if b[:60] == a[:60]]
+    assert not repeated, repeated
+
+
 @pytest.mark.parametrize("case", ["study", "bench"])
 def test_explained_times_to_train_are_the_tables_minutes(case: str) -> None:
     """The answer said "357 min" over a table of minutes and ``--explain`` "5.95 h" for the

@@ -85,3 +85,20 @@ def test_explain_beside_a_format_it_does_not_change_is_said(command: str, fmt: s
     assert "changes nothing" not in plain.stderr
     if fmt != "table":
         assert plain.stdout == given.stdout
+
+
+@pytest.mark.parametrize("command", _with_explain())
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_the_explain_note_names_json_only_where_it_is_a_document(command: str, fmt: str) -> None:
+    """The note under ``-f json``/``-f csv --explain`` sends the reader to ``-f json`` for
+    the sentences only where that JSON is a document (an object); energy's and trends' are
+    their rows alone (a list), so the note names the table's ``--explain`` alone there."""
+    runner = CliRunner()
+    given = runner.invoke(app, [command, *RUNS[command], "-f", fmt, "--explain"])
+    assert given.exit_code == 0, given.output
+    note = next(line for line in given.stderr.splitlines() if "changes nothing" in line)
+    _, _, held = note.partition(f"-f {fmt}: ")
+    document = runner.invoke(app, [command, *RUNS[command], "-f", "json"]).stdout
+    is_document = isinstance(json.loads(document), dict)
+    assert ("-f json" in held or "document" in held) == is_document, (note, is_document)
+    assert "-f table --explain" in held or is_document

@@ -222,7 +222,9 @@ def test_json_and_csv_keep_the_notes_the_table_says() -> None:
     assert (model["workload"], model["family"]) == ("bert", "MI300X")
     assert model["classes"] == [row["count_class"] for row in document["rows"]] == ["i", "ii_out"]
     as_csv = runner.invoke(app, [*asked, "-f", "csv"])
-    assert [n for n in as_csv.stderr.splitlines() if n.strip()] == notes
+    # and the pick (or why none), which the table says on stdout, before them
+    picked = [line for line in table.stdout.splitlines() if line.startswith(("picks ", "no pick"))]
+    assert [n for n in as_csv.stderr.splitlines() if n.strip()] == [*picked, *notes]
     assert [int(r["accelerators"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]
 
 

@@ -132,3 +132,27 @@ def test_where_no_count_added_lets_it_pick_the_line_says_so(golden: Golden) -> N
     (line,) = no_pick_line(no_pick)
     assert "-n" not in line.split() and _counts(line.split(";")[0]) == [8]
     golden.check(VIEW, "no pick: no count added lets it pick", line)
+
+
+@pytest.mark.parametrize("asked", [("bert", "A100", "8"), ("bert", "A100", "8,16")], ids=str)
+def test_every_format_of_the_command_says_the_pick_or_why_none(asked) -> None:
+    """The table (with and without --explain) says the pick line on stdout, -f csv on
+    stderr beside the rows (stdout stays the CSV), -f json in ``model``: the same pick."""
+    workload, accelerator, counts = asked
+    args = ["plan", "-w", workload, "-a", accelerator, "-n", counts]
+    document = json.loads(runner.invoke(app, [*args, "-f", "json"]).stdout)["model"]
+    picks = [p["accelerators"] for p in document["picks"].get("picked", [])]
+    for extra, stream in (([], "stdout"), (["--explain"], "stdout"), (["-f", "csv"], "stderr")):
+        run = runner.invoke(app, [*args, *extra], env={"COLUMNS": "400"})
+        assert run.exit_code == 0, run.output
+        lines = [x for x in getattr(run, stream).splitlines() if PICK_LINE.match(x)]
+        assert len(lines) == 1, (extra, getattr(run, stream))
+        said = lines[0]
+        assert said.startswith("picks ") == bool(picks)
+        if picks:  # the counts it names before the comma (less each's criteria): the document's
+            named = re.sub(r"\([^)]*\)", "", said.split(", over")[0])
+            assert sorted(_counts(named)) == sorted(picks)
+        else:
+            assert document["no_pick"]["unflagged"] == _counts(said.split(":")[1])
+    csv_out = runner.invoke(app, [*args, "-f", "csv"]).stdout
+    assert not any(PICK_LINE.match(x) for x in csv_out.splitlines())

@@ -30,5 +30,5 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
     # the answer first (COLUMNS wide, at most 100), then the table (--explain: and the rest);
     # or CSV, or JSON (the whole)
     table, document = fmt is Format.table, fmt is Format.json
-    say(shown(result, out.width) if table else ())
+    say(shown(result, out.width, request.explain) if table else ())
     show(advice_view(result, terminal=table, document=document, explain=request.explain), fmt)

@@ -69,7 +69,7 @@ def command(
         ]
 
         def run(**values: object) -> None:
-            note(*explain_unused(values))  # beside -f json or csv: said, not refused
+            note(*explain_unused(values, name))  # beside -f json or csv: said, not refused
             with fail_on(ValueError, options=option_names(*requests.values())):
                 built = {n: request_of(r, values) for n, r in requests.items()}
             fn(**{n: values[n] for n in own}, **built)

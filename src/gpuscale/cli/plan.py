@@ -42,7 +42,7 @@ def plan(
     else:
         records, said, title = plan_records(result, terminal=fmt is Format.table)
         print_records(out, records, fmt, title=title)
-        say(said)
+        say(said, stderr=fmt is Format.csv)  # beside CSV rows: the pick, or why none
         say(result.notes, stderr=True)  # law, family borrowed, extrapolation
     if not result.timed:  # no count planned: each row said why, exit 1
         raise typer.Exit(1)

@@ -243,10 +243,10 @@ def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], 
     """The plan's rows as a table shows them, the lines under it and its title: a
     terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
     column, ``nearest`` a column per field of each system (``tables.plan.nearest_columns``;
-    no title)."""
+    no title) and, the one line beside it, the pick or why none (stderr: the CSV whole)."""
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if not terminal:
-        return [_flat(row) for row in rows], [], ""
+        return [_flat(row) for row in rows], picks_line(result), ""
     said = [
         f"{counted(n, 'accelerator')} {agreeing(n, 'leans', 'lean')} on: "
         f"{nearest_text(r['nearest'])}"

@@ -231,17 +231,23 @@ EXPLAIN_UNUSED = {
     "json": "the document holds all it says",
     "csv": "the rows are the whole table (its sentences: -f table --explain, or -f json)",
 }
+# the commands whose -f json is their rows alone (no document): --explain's sentences (how
+# each column is made, the results left out) are in the table's output only
+ROWS_ONLY = frozenset({"energy", "trends"})
+ROWS_UNUSED = "the rows are the whole table (its sentences: -f table --explain)"
 
 
-def explain_unused(values: Mapping[str, object]) -> list[str]:
+def explain_unused(values: Mapping[str, object], command: str = "") -> list[str]:
     """The note where a command's ``values`` give ``--explain`` beside ``-f json`` or
     ``-f csv``, whose output it does not change: said, not refused (a script may pass it
-    to every command), on every command that takes both."""
+    to every command), on every command that takes both; where the command's JSON is its
+    rows alone (``ROWS_ONLY``), only the table's output is named as holding the sentences."""
     fmt = values.get("fmt")
     fmt = str(getattr(fmt, "value", fmt))
     if not values.get("explain") or fmt not in EXPLAIN_UNUSED:
         return []
-    return [f"--explain changes nothing with -f {fmt}: {EXPLAIN_UNUSED[fmt]}"]
+    held = ROWS_UNUSED if command in ROWS_ONLY else EXPLAIN_UNUSED[fmt]
+    return [f"--explain changes nothing with -f {fmt}: {held}"]
 
 
 def help_of(request: object, name: str) -> str:

@@ -305,14 +305,14 @@ def above_largest(advice: AdviceView) -> tuple[str, str]:
     return "; ".join(why), joined(fix, "or")
 
 
-def lines(advice: AdviceView) -> list[str]:
-    strategy, n = advice.calibration.run.strategy, advice.decision.read.accelerators
+def lines(advice: AdviceView, explained: bool = False) -> list[str]:
+    d, strategy = advice.decision, advice.calibration.run.strategy
     with spelled_as(advice.keywords):  # as its reader names a request's fields
         said = [
-            memory_said(advice.memory, strategy, n),
-            *(sentence("disagreement", d=d) for d in advice.disagreements),
-            decision_line(advice),
-            *advice.decision.warnings,
+            memory_said(advice.memory, strategy, d.read.accelerators),
+            *(sentence("disagreement", d=m) for m in advice.disagreements),
+            decision_line(advice, long=explained and d.holds),  # --explain's: its efficiency
+            *d.warnings,
             deciding_line(advice),
             counts_line(advice, short=True),
             # and where a faster ring of as many GPUs is, its ``CUDA_VISIBLE_DEVICES``
@@ -326,7 +326,7 @@ def lines(advice: AdviceView) -> list[str]:
 LINE_COLUMNS = 100
 
 
-def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
+def shown(advice: AdviceView, columns: int = LINE_COLUMNS, explained: bool = False) -> list[str]:
     """``lines`` wrapped at ``columns`` (at most ``LINE_COLUMNS``), continued indented, a
     backticked command broken only between its words: a quoted word's spaces and the
     command's hyphens are held (``_HOLD``) while the line is wrapped."""
@@ -338,7 +338,7 @@ def shown(advice: AdviceView, columns: int = LINE_COLUMNS) -> list[str]:
     width = min(LINE_COLUMNS, columns)
     return [
         w.translate(_FREE)
-        for line in lines(advice)
+        for line in lines(advice, explained)
         for w in wrap(
             re.sub(r"`[^`]*`", held, line), width, subsequent_indent="  ", break_long_words=False
         )

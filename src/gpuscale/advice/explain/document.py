@@ -109,7 +109,7 @@ def advice_view(
             said=(sentence("table_more", n=len(result.caveats) or None),),
         )
     # under the answer said above the table: the explanation less the answer's own lines
-    answer = set(lines(result))
+    answer = set(lines(result, explained=True))
     said = tuple(f"- {line}" for line in result.explanation if line not in answer)
     held = () if frame["fits"].all() else ("fits",)  # as the default table shows it
     return TableView(worded, (*TABLE["explained"], *held), title, said=said)

@@ -39,6 +39,7 @@ class FlagKind(str, Enum):
     NOSYNC_SLOWER = "no-sync steps slower than synchronised ones"
     LOSS = "loss not finite"
     BUSY = "machine busy"
+    QUEUED = "host oversubscribed"
     STEAL = "CPU steal"
     ONE_RANK_FASTER = "DDP's one-rank step faster than the plain step"
     SUPERLINEAR = "super-linear"
@@ -78,6 +79,7 @@ REMEDIES: dict[FlagKind, str] = {
     FlagKind.NOSYNC_SLOWER: QUIETER,
     FlagKind.LOSS: "check its loss and learning rate",
     FlagKind.BUSY: QUIETER,
+    FlagKind.QUEUED: QUIETER,  # its own reason names the --threads that fit, too
     FlagKind.STEAL: QUIETER,
     FlagKind.ONE_RANK_FASTER: "run more --steps on a quieter machine",
     FlagKind.SUPERLINEAR: "run more --steps on a quieter machine",
@@ -320,7 +322,7 @@ def run_flags(
             f"no-sync steps {number(-overhead)} ms slower than synchronised ones: noise larger "
             "than what synchronisation costs"
         )
-    return flags + host_flags(host, cpu)
+    return flags + host_flags(host, cpu) + queued_flags(host, cpu)
 
 
 def distinct_at_batch(drawn: int) -> float:
@@ -409,6 +411,56 @@ def host_flags(
     return flags
 
 
+# Share of the time a rank's step thread (the one that runs its training loop and issues
+# every op of its steps) was ready to run that it waited on a run queue for a core
+# (``queued / (queued + its CPU time)``, ``bench.telemetry.run_queue``): cores held by
+# other work, or by more threads than the host has. The step times hold those waits. The
+# kernel books each to the nanosecond, so the share is a measurement over a timed phase of
+# any length, where a tick share needs MIN_BUSY_WINDOW_S. A thread alone on its core waits
+# only the microseconds of a wake-up; one sharing it with a busy process waits about half
+# the time. Above this share, as for BUSY_OTHER_SHARE, a tenth of the step is another's.
+QUEUED_SHARE = 0.10
+
+
+def queued_share(host: Record | None) -> float | None:
+    """The share of its ready time the step thread of the run's most-waiting rank spent
+    on a run queue, from its host record's ``queued_ms`` and ``cpu_ms``; None where either
+    is not recorded (rows written before it, a kernel without schedstat) or neither is
+    above 0."""
+    queued = number_or_none((host or {}).get("queued_ms"))
+    cpu = number_or_none((host or {}).get("cpu_ms"))
+    if queued is None or cpu is None or queued < 0 or cpu < 0 or queued + cpu <= 0:
+        return None
+    return queued / (queued + cpu)
+
+
+def queued_flags(host: Record | None, cpu: CpuUse | None = None) -> list[str]:
+    """The flag of a run whose step thread waited on a run queue more than
+    ``QUEUED_SHARE`` of the time it was ready to run (:func:`queued_share`), with its
+    numbers and its remedy: where its rank ran more threads (``cpu``) than the cores it got
+    (its threads' CPU time, ``rank_cpu_ms``, over the phase's ``wall_ms``, rounded, at least
+    1), ``--threads`` of those; always a quieter machine."""
+    share = queued_share(host)
+    if share is None or share <= QUEUED_SHARE:
+        return []
+    host = host or {}
+    queued, wall = number_or_none(host.get("queued_ms")), number_or_none(host.get("wall_ms"))
+    used = number_or_none(host.get("rank_cpu_ms"))
+    during = f" of the {number(wall)} ms timed phase" if wall else ""
+    remedy = "run on a quieter machine, nothing else running"
+    if wall and used is not None:
+        got = max(1, int(used / wall + 0.5))
+        if cpu is not None and got < cpu.threads:
+            remedy = (
+                f"its {cpu.threads} threads got {used / wall:.1f} cores: bench with "
+                f"--threads {got}, or {remedy}"
+            )
+    return [
+        f"{FlagKind.QUEUED}: its step thread waited for a core {number(queued)} ms{during}, "
+        f"{share:.0%} of the time it was ready to run (> {QUEUED_SHARE:.0%}): {remedy}"
+    ]
+
+
 def timed_window_s(timing: Record, steps: object) -> float:
     """Seconds the host's shares were read over: the timed phase, ``steps`` x (the
     synchronised + no-sync step (+ the plain step at N = 1)), each kind timed ``steps``
@@ -444,7 +496,8 @@ def measured_host(
         return None, []
     if host_measured(timed_window_s(timing, steps)):
         return dict(host), []
-    return dict(UNMEASURED_HOST), host_flags(host)
+    # the run queue's waits (queued_flags), read to the nanosecond, stand over any window
+    return {**host, **UNMEASURED_HOST}, host_flags(host)
 
 
 def _duplicated(noise: Record) -> bool:

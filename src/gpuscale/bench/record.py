@@ -119,7 +119,15 @@ SECTIONS: dict[str, dict[str, str]] = {
         "power_dropouts": "int",  # readings at ~0 W, failed, or missing (telemetry)
         "power_uncovered_s": "real",  # seconds of the phase no reading covered
     },
-    "host": {"other_load_share": "real", "steal_share": "real"},
+    # the tick shares; the run queue's waits of the most-waiting rank (telemetry.run_queue)
+    "host": {
+        "other_load_share": "real",
+        "steal_share": "real",
+        "queued_ms": "real",
+        "cpu_ms": "real",
+        "rank_cpu_ms": "real",
+        "wall_ms": "real",
+    },
     # one step's global batch: its samples drawn (per-device batch x N) and those distinct
     "data": {"samples_drawn": "count", "samples_distinct": "count"},
     "comm": {"bucket_bytes": "ints"},

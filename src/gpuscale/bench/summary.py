@@ -12,9 +12,9 @@ import statistics
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.record import conv_share
 from gpuscale.bench.results import StepStats
-from gpuscale.bench.telemetry import host_busy, mean_of
+from gpuscale.bench.telemetry import host_busy, mean_of, run_queue
 from gpuscale.hardware.peaks import mfu, peak_for
-from gpuscale.plausibility import measured_host, same_samples
+from gpuscale.plausibility import UNMEASURED_HOST, measured_host, same_samples
 
 # how a run's peak memory was read: torch's allocator on a GPU, else the rank's RSS
 _PEAK_MEMORY_KIND = {"cuda": "cuda_max_allocated"}
@@ -44,9 +44,12 @@ def measured_fields(
     samples_per_s = timing["samples_per_s"]
     achieved = flops * samples_per_s / world / 1e12 if flops else None
     meters = [g["meter"] for g in gathered if g["meter"]]
-    host = host_busy(*(list(x) for x in zip(*(g["host"] for g in gathered), strict=True)))
-    # shares read over a phase too short for the clock ticks are not measured (None)
-    host, _ = measured_host(host, timing, cfg.steps)
+    starts, ends, hosts = (list(x) for x in zip(*(g["host"] for g in gathered), strict=True))
+    # shares read over a phase too short for the clock ticks are not measured (None; under
+    # one tick there is none at all); the run queue's waits, read to the nanosecond, are
+    host, _ = measured_host(host_busy(starts, ends, hosts), timing, cfg.steps)
+    if queue := run_queue(starts, ends):
+        host = {**(host or UNMEASURED_HOST), **queue}
     local_sq = [sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))]
     if duplicated or not all(math.isfinite(x) for x in (*local_sq, *global_sq)):
         # the same samples measure no noise; a NaN loss's norms are none (and NaN is no

@@ -344,12 +344,20 @@ def open_cpu_meter(ranks_on_host: int, root: Path = Path("/sys/class/powercap"))
 @dataclass(frozen=True, slots=True)
 class HostSample:
     """CPU time of the host (of the CPUs this process may run on, where its affinity allows
-    fewer than the host has) and of this process at one moment (seconds)."""
+    fewer than the host has) and of this process at one moment (seconds); beside them, to
+    the nanosecond, the wall clock (``wall_s``), this process's CPU time (``cpu_s``, every
+    thread's, ``time.process_time``), and of the calling thread, the one that runs the
+    steps, its CPU time (``thread_cpu_s``) and the time it has waited on a run queue for a
+    core (``queued_s``, :func:`queued_s`; None where the kernel keeps no schedstat)."""
 
     busy_s: float
     total_s: float
     steal_s: float
     own_s: float
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    thread_cpu_s: float | None = None
+    queued_s: float | None = None
 
     @staticmethod
     def now(
@@ -379,7 +387,56 @@ class HostSample:
             total_s=sum(ticks[:8]) / hz,
             steal_s=steal / hz,
             own_s=times.user + times.system,
+            wall_s=time.perf_counter(),
+            cpu_s=time.process_time(),
+            thread_cpu_s=time.thread_time(),
+            queued_s=queued_s(),
         )
+
+
+def queued_s(schedstat: Path = Path("/proc/thread-self/schedstat")) -> float | None:
+    """Seconds the calling thread has waited runnable on a run queue for a core: its
+    ``run_delay``, the second of the three numbers of its schedstat (ns; Linux's
+    CONFIG_SCHED_INFO), which the kernel books to the nanosecond when the thread gets its
+    core. The calling thread is running as it reads it, so two reads bound its waits
+    between them exactly, over a phase of any length (unlike /proc/stat's clock ticks).
+    None where the file cannot be read."""
+    try:
+        return int(schedstat.read_text(encoding="ascii").split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# HostSample's fields a run queue's numbers are read from, and the names they are kept by.
+_RUN_QUEUE = (
+    ("queued_s", "queued_ms"),
+    ("thread_cpu_s", "cpu_ms"),
+    ("cpu_s", "rank_cpu_ms"),
+    ("wall_s", "wall_ms"),
+)
+
+
+def run_queue(
+    starts: list[HostSample | None], ends: list[HostSample | None]
+) -> dict[str, float] | None:
+    """Per phase, of the rank whose step thread waited for a core the largest share of the
+    time it was ready to run (``queued / (queued + its CPU time)``; a synchronised step
+    waits for its slowest rank): the milliseconds it waited (``queued_ms``) and ran
+    (``cpu_ms``), its process's CPU time, every thread's (``rank_cpu_ms``), and the
+    phase's wall time (``wall_ms``). None where a rank's samples lack them (no schedstat)."""
+    worst: tuple[float, dict[str, float]] | None = None
+    for start, end in zip(starts, ends, strict=True):
+        if start is None or end is None:
+            return None
+        pairs = [(getattr(start, f), getattr(end, f), name) for f, name in _RUN_QUEUE]
+        if any(a is None or b is None for a, b, _ in pairs):
+            return None
+        ms = {name: 1e3 * max(0.0, b - a) for a, b, name in pairs}
+        ready = ms["queued_ms"] + ms["cpu_ms"]
+        share = ms["queued_ms"] / ready if ready > 0 else 0.0
+        if worst is None or share > worst[0]:
+            worst = (share, ms)
+    return None if worst is None else worst[1]
 
 
 def host_busy(

@@ -138,6 +138,9 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "energy_flag",
     "other_load_share",
     "steal_share",
+    # the share of its ready time the step thread of its most-waiting rank waited for a
+    # core (plausibility.queued_share; NaN: not recorded)
+    "queued_share",
     "hostname",
     "error",
     "flags",  # why a number cannot be trusted ("; "-separated), empty when none
@@ -200,6 +203,7 @@ _BENCH_FLOATS = {
     "power_uncovered_s",
     "other_load_share",
     "steal_share",
+    "queued_share",
 }
 _BENCH_OBJECTS = {
     "tf32",

@@ -107,8 +107,10 @@ def as_published(part: RoundTables, path: Path) -> RoundTables:
     read_as = part.rounds[0] if len(part.rounds) == 1 else None
     if read_as is None or read_as not in bundled_rounds():
         return part
-    import pandas as pd  # lazy: as the rounds' reading
+    # lazy: pandas, as the rounds' reading (a path's round is told without it)
+    import pandas as pd
 
+    # lazy: its tables are pandas'
     from gpuscale.mlperf.published_copy import RESULT_KEY, differences, not_as_published
 
     published = bundled.load_round(read_as).scores

@@ -85,6 +85,11 @@ def test_a_user_model_from_a_factory(monkeypatch: pytest.MonkeyPatch, golden: Go
     golden.check(VIEW, "a factory returning a string", str(refused.value))
     with pytest.raises(ModelError, match="cannot import"):
         load_model("no_such_package_here:make")
+    # the module alone: what to return instead, with make_batch's call
+    package.alone = lambda: _tiny_factory()[0]
+    with pytest.raises(ModelError) as alone:
+        load_model("usermodels:alone")
+    golden.check(VIEW, "a factory returning its module alone", str(alone.value))
 
 
 TINY_FILE = """

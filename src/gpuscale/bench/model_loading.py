@@ -52,6 +52,11 @@ def call_problem(function: object, arguments: int, called_as: str) -> str | None
 def _from_factory(made: object, name: str) -> BenchModel:
     if isinstance(made, tuple) and len(made) in (2, 3) and isinstance(made[0], nn.Module):
         made = BenchModel(*made)  # (module, make_batch[, loss])
+    if isinstance(made, nn.Module):  # the model alone: the bench cannot make its batches
+        raise ModelError(
+            f"{name} returned the module {type(made).__name__} alone: return (module, "
+            f"make_batch[, loss]), called as {MAKE_BATCH_CALL} (docs/measure.md)"
+        )
     if not isinstance(made, BenchModel):
         raise ModelError(
             f"{name} returned {type(made).__name__}; expected a BenchModel or "

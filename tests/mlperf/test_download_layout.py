@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from gpuscale.cli import app
 from gpuscale.mlperf.ingest import read_round
+from gpuscale.mlperf.load import read_paths
 
 from .test_ingest import good_round
 
@@ -78,6 +79,9 @@ def test_a_users_folder_packed_in_an_archive_scores_as_the_folder(
     the folder itself: the archive was refused, "no MLPerf results", for the folder it
     wraps the tree in."""
     unpacked = read_round(good_round().write_dir(tmp_path))
-    tables = read_round(_download(tmp_path, kind, "my results", top), "v4.1")
+    archive = _download(tmp_path, kind, "my results", top)
+    tables = read_round(archive, "v4.1")
     assert _scores(tables) == _scores(unpacked)
     assert tables.problems.empty
+    # listed as the folder it packs, its archive's suffix dropped
+    assert set(read_paths([archive], ["v4.1"]).scores["round"]) == {"my results (v4.1)"}

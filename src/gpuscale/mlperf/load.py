@@ -37,7 +37,7 @@ from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of,
 from gpuscale.tables import ProblemKind, RoundTables, problem_row
 from gpuscale.tables.commands import quoted_path
 from gpuscale.tables.inputs import missing_input, missing_results, refuse_missing
-from gpuscale.tables.raw_rounds import is_archive
+from gpuscale.tables.raw_rounds import archive_stem, is_archive
 from gpuscale.tables.refusals import NamedError, ref
 from gpuscale.tables.round_requests import RoundSelection, round_hint, round_typed_as_path
 from gpuscale.tables.spelling import did_you_mean
@@ -117,7 +117,7 @@ def as_published(part: RoundTables, path: Path) -> RoundTables:
     differing = differences(part.scores, published)
     if differing.empty:
         return part
-    label = own_label(Path(os.path.abspath(path)).name, read_as)
+    label = own_label(_folder_name(path), read_as)
     shared = len(part.scores.merge(published[RESULT_KEY], on=RESULT_KEY))
     said = not_as_published(differing, shared, read_as)
     problem = pd.DataFrame([problem_row(label, path.name, ProblemKind.NOT_AS_PUBLISHED, said)])
@@ -132,7 +132,13 @@ def round_label(path: Path, name: str | None) -> str | None:
     is read beside the published round of that name (``tables.workloads.own_label``)."""
     if name is None or round_name_of(path) is not None:
         return name
-    return own_label(Path(os.path.abspath(path)).name, normalise_round(name))
+    return own_label(_folder_name(path), normalise_round(name))
+
+
+def _folder_name(path: Path) -> str:
+    """The name a user's folder or archive is listed under: ``my results.tar.gz`` and
+    ``my results/`` alike as ``my results``."""
+    return archive_stem(Path(os.path.abspath(path)).name)
 
 
 def _labelled(tables: RoundTables, label: str | None) -> RoundTables:

@@ -31,6 +31,7 @@ from gpuscale.plausibility import (
 )
 
 from ..builders import bench_record
+from .test_busy_window import _rank  # one rank's gathered measurements
 
 
 def _sample(wall: float, cpu: float, thread_cpu: float, queued: float | None) -> HostSample:
@@ -58,25 +59,8 @@ def _pair(queued_ms: float, cpu_ms: float, rank_cpu_ms: float, wall_ms: float) -
     return start, end
 
 
-def _rank(steps: int, step_ms: float, start: HostSample, end: HostSample) -> dict:
-    kind = {
-        "step": [step_ms] * steps,
-        "forward": [1.0] * steps,
-        "backward": [1.0] * steps,
-        "optimizer": [0.5] * steps,
-    }
-    return {
-        "kinds": {"synced": kind, "nosync": kind},
-        "comm_ms": [],
-        "peak": 1,
-        "meter": None,
-        "host": (start, end, "h"),
-        "local_sq": [1.0] * steps,
-    }
-
-
 def _fields(*ranks: tuple, steps: int = 20, step_ms: float = 2.0) -> dict:
-    gathered = [_rank(steps, step_ms, *pair) for pair in ranks]
+    gathered = [_rank(step_ms, steps, *pair) for pair in ranks]
     world = len(ranks)
     return measured_fields(
         BenchConfig(steps=steps), "cpu", world, 8, None, 400, None, gathered, [1.0] * steps
